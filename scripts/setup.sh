@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what systolic needs on Debian 12 (only what is missing), then configures and builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(build-essential cmake g++ libonnx-dev libprotobuf-dev protobuf-compiler libcpuinfo-dev
+      libpthreadpool-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
+      libbenchmark-dev libonnx-testdata python3-numpy nodejs npm)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# ONNX Runtime (CPU) for the side-by-side checks and benchmarks, from npm.
+if [ ! -d bench/node_modules/onnxruntime-node ]; then
+  (cd bench && npm install --ignore-scripts --no-audit --no-fund --silent onnxruntime-node) ||
+    echo "setup: onnxruntime-node could not be installed; ORT comparisons will be skipped"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)"

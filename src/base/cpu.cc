@@ -1,0 +1,89 @@
+// Host CPU detection: cpuinfo for instruction sets and caches, CPUID for AMX
+// (the packaged cpuinfo predates AMX), and Linux's permission request for tile data.
+#include "base/cpu.h"
+
+#include <cpuid.h>
+#include <cpuinfo.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+namespace systolic {
+namespace {
+
+bool cpuid_amx(bool* tile, bool* bf16, bool* int8) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  *bf16 = (d >> 22) & 1;
+  *tile = (d >> 24) & 1;
+  *int8 = (d >> 25) & 1;
+  return *tile;
+}
+
+// Tile state must be enabled by the OS (XCR0 bits 17, 18) and granted to this process.
+bool amx_usable() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !((c >> 27) & 1)) return false;  // OSXSAVE
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if (((lo >> 17) & 3) != 3) return false;
+  constexpr long kArchReqXcompPerm = 0x1023;
+  constexpr long kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+CpuFeatures detect() {
+  CpuFeatures f;
+  if (!cpuinfo_initialize()) {
+    f.cores = static_cast<int>(std::thread::hardware_concurrency());
+    return f;
+  }
+  f.avx2 = cpuinfo_has_x86_avx2();
+  f.fma = cpuinfo_has_x86_fma3();
+  f.avx512f = cpuinfo_has_x86_avx512f();
+  f.avx512bw = cpuinfo_has_x86_avx512bw();
+  f.avx512vl = cpuinfo_has_x86_avx512vl();
+  f.avx512dq = cpuinfo_has_x86_avx512dq();
+  f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
+  f.avx512vnni = cpuinfo_has_x86_avx512vnni();
+  bool tile = false, bf16 = false, int8 = false;
+  if (cpuid_amx(&tile, &bf16, &int8) && amx_usable()) {
+    f.amx_tile = tile;
+    f.amx_bf16 = bf16;
+    f.amx_int8 = int8;
+  }
+  f.cores = static_cast<int>(cpuinfo_get_processors_count());
+  if (const cpuinfo_cache* c = cpuinfo_get_l1d_cache(0)) f.l1d_bytes = c->size;
+  if (const cpuinfo_cache* c = cpuinfo_get_l2_cache(0)) f.l2_bytes = c->size;
+  if (cpuinfo_get_l3_caches_count() > 0) {
+    if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0)) f.l3_bytes = c->size;
+  }
+  if (const cpuinfo_package* p = cpuinfo_get_package(0)) f.name = p->name;
+  return f;
+}
+
+}  // namespace
+
+CpuFeatures cap_isa(CpuFeatures f, const std::string& isa) {
+  if (isa == "ref" || isa == "avx2") {
+    f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = false;
+    f.avx512bf16 = f.avx512vnni = false;
+    f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
+  }
+  if (isa == "ref") f.avx2 = f.fma = false;
+  if (isa == "avx512") f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
+  return f;
+}
+
+const CpuFeatures& host_cpu() {
+  static const CpuFeatures f = [] {
+    CpuFeatures d = detect();
+    if (const char* isa = std::getenv("SYSTOLIC_ISA")) d = cap_isa(d, isa);
+    return d;
+  }();
+  return f;
+}
+
+}  // namespace systolic

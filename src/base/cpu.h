@@ -1,0 +1,38 @@
+// CPU features and cache sizes of the host, detected once with cpuinfo.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace systolic {
+
+// Passed by value into kernels and dispatch: kernels never query the OS themselves.
+struct CpuFeatures {
+  bool avx2 = false;
+  bool fma = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512vl = false;
+  bool avx512dq = false;
+  bool avx512bf16 = false;
+  bool avx512vnni = false;
+  bool amx_tile = false;
+  bool amx_bf16 = false;
+  bool amx_int8 = false;
+  int cores = 1;
+  std::size_t l1d_bytes = 32 * 1024;
+  std::size_t l2_bytes = 1024 * 1024;
+  std::size_t l3_bytes = 8 * 1024 * 1024;
+  std::string name;
+
+  bool has_avx2_fma() const { return avx2 && fma; }
+  bool has_avx512() const { return avx512f && avx512bw && avx512vl && avx512dq; }
+};
+
+// The host's features. Honors SYSTOLIC_ISA=ref|avx2|avx512 to cap the instruction set
+// (for testing fallbacks on a machine that has more).
+const CpuFeatures& host_cpu();
+
+// Features with everything above `isa` switched off ("ref", "avx2", "avx512", "native").
+CpuFeatures cap_isa(CpuFeatures f, const std::string& isa);
+
+}  // namespace systolic

@@ -1,0 +1,273 @@
+// ONNX model -> ir::Graph. Older opsets are rewritten to the opset-13 form here so that
+// every later stage sees one form of each op.
+#include "frontend/onnx/import.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "frontend/onnx/tensor_proto.h"
+
+namespace systolic::frontend {
+namespace {
+
+constexpr int kMinOpset = 7;
+constexpr int kMaxOpset = 18;
+
+ir::Attr convert_attr(const onnx::AttributeProto& a, const std::string& base_dir, Status* st) {
+  ir::Attr r;
+  switch (a.type()) {
+    case onnx::AttributeProto::INT: r.kind = ir::Attr::i; r.int_v = a.i(); break;
+    case onnx::AttributeProto::FLOAT: r.kind = ir::Attr::f; r.float_v = a.f(); break;
+    case onnx::AttributeProto::STRING: r.kind = ir::Attr::s; r.str_v = a.s(); break;
+    case onnx::AttributeProto::INTS:
+      r.kind = ir::Attr::ints;
+      r.ints_v.assign(a.ints().begin(), a.ints().end());
+      break;
+    case onnx::AttributeProto::FLOATS:
+      r.kind = ir::Attr::floats;
+      r.floats_v.assign(a.floats().begin(), a.floats().end());
+      break;
+    case onnx::AttributeProto::TENSOR: {
+      auto t = tensor_from_proto(a.t(), base_dir);
+      if (!t.ok()) {
+        *st = t.status();
+        break;
+      }
+      r.kind = ir::Attr::tensor;
+      r.tensor_v = std::make_shared<ir::Tensor>(std::move(t.value()));
+      break;
+    }
+    default:
+      *st = Err("attribute %s has an unsupported type", a.name().c_str());
+  }
+  return r;
+}
+
+struct Importer {
+  ir::Graph g;
+  std::unordered_map<std::string, int> ids;
+  std::string base_dir;
+  int opset = 13;
+
+  int tensor_id(const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    ir::Tensor t;
+    t.name = name;
+    int id = g.add_tensor(std::move(t));
+    ids[name] = id;
+    return id;
+  }
+
+  int add_const(const std::string& name, ir::Tensor t) {
+    t.name = name;
+    int id = g.add_tensor(std::move(t));
+    ids[name] = id;
+    return id;
+  }
+
+  // Moves attribute `attr` (ints) into a new constant input at position `pos`.
+  void attr_to_input(ir::Node& n, const std::string& attr, std::size_t pos) {
+    if (!n.has(attr)) return;
+    auto v = n.ints(attr);
+    n.attrs.erase(attr);
+    int id = g.add_const_i64(g.fresh_name(n.name + "." + attr), {static_cast<int64_t>(v.size())}, v);
+    while (n.inputs.size() < pos) n.inputs.push_back(-1);
+    if (n.inputs.size() == pos) n.inputs.push_back(id);
+    else n.inputs[pos] = id;
+  }
+
+  // Rewrites an older opset's form of `n` into the opset-13 form.
+  void normalize(ir::Node& n) {
+    using ir::Op;
+    if (n.op == Op::Clip && opset < 11) {
+      float lo = n.f("min", -3.4028234663852886e38f), hi = n.f("max", 3.4028234663852886e38f);
+      n.attrs.erase("min");
+      n.attrs.erase("max");
+      n.inputs.resize(1);
+      n.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".min"), {}, {lo}));
+      n.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".max"), {}, {hi}));
+    }
+    if ((n.op == Op::Squeeze || n.op == Op::Unsqueeze) && opset < 13) attr_to_input(n, "axes", 1);
+    if (n.op == Op::Split && opset < 13) attr_to_input(n, "split", 1);
+    if (n.op == Op::Slice && opset < 10) {
+      attr_to_input(n, "starts", 1);
+      attr_to_input(n, "ends", 2);
+      attr_to_input(n, "axes", 3);
+    }
+    if (n.op == Op::Pad && opset < 11) {
+      float value = n.f("value", 0.f);
+      n.attrs.erase("value");
+      attr_to_input(n, "pads", 1);
+      n.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".value"), {}, {value}));
+    }
+    if (n.op == Op::Softmax && opset < 13) {
+      n.set_i("axis", n.i("axis", 1));
+      n.set_i("legacy_2d", 1);  // pre-13: softmax over the flattened dims from axis on
+    }
+    if (n.op == Op::ReduceMean && opset >= 18) n.set_i("axes_as_input", 1);
+  }
+
+  Status run(const onnx::ModelProto& model) {
+    opset = -1;
+    for (const auto& os : model.opset_import())
+      if (os.domain().empty() || os.domain() == "ai.onnx") opset = static_cast<int>(os.version());
+    if (opset < 0) return Err("model has no default-domain opset import");
+    if (opset < kMinOpset || opset > kMaxOpset)
+      return Err("model uses opset %d; systolic supports opsets %d to %d", opset, kMinOpset, kMaxOpset);
+    g.opset = opset;
+    const onnx::GraphProto& gp = model.graph();
+
+    for (const auto& init : gp.initializer()) {
+      auto t = tensor_from_proto(init, base_dir);
+      if (!t.ok()) return Err("initializer %s: %s", init.name().c_str(), t.status().message().c_str());
+      add_const(init.name(), std::move(t.value()));
+    }
+    for (const auto& vi : gp.input()) {
+      if (ids.count(vi.name())) continue;  // an initializer: a constant, not a runtime input
+      if (!vi.type().has_tensor_type())
+        return Err("input %s is not a tensor (sequences and maps are not supported)", vi.name().c_str());
+      const auto& tt = vi.type().tensor_type();
+      int id = tensor_id(vi.name());
+      ir::Tensor& t = g.t(id);
+      t.dtype = static_cast<ir::DType>(tt.elem_type());
+      if (!ir::dtype_supported(t.dtype))
+        return Err("input %s has element type %s, which is not supported", vi.name().c_str(),
+                   ir::dtype_name(t.dtype));
+      if (tt.has_shape()) {
+        for (const auto& d : tt.shape().dim()) t.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        t.shape_known = true;
+      }
+      g.inputs.push_back(id);
+    }
+
+    std::vector<std::string> unsupported;
+    std::set<std::string> seen_unsupported;
+    for (const auto& np : gp.node()) {
+      const std::string& dom = np.domain();
+      if (np.op_type() == "Constant" && dom.empty()) continue;  // becomes a constant tensor
+      auto op = ir::op_from_name(np.op_type());
+      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder") {
+        std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " +
+                           std::to_string(opset) + ")";
+        if (seen_unsupported.insert(what).second) unsupported.push_back(what);
+      }
+    }
+    if (!unsupported.empty()) {
+      std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s: " : ": ");
+      for (std::size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
+      return Status::Error(msg);
+    }
+
+    int counter = 0;
+    for (const auto& np : gp.node()) {
+      std::string name = np.name().empty() ? np.op_type() + "_" + std::to_string(counter) : np.name();
+      ++counter;
+      if (np.op_type() == "Constant") {
+        SYSTOLIC_RETURN_IF_ERROR(import_constant(np, name));
+        continue;
+      }
+      ir::Node n;
+      n.op = *ir::op_from_name(np.op_type());
+      n.name = name;
+      for (const auto& a : np.attribute()) {
+        Status st;
+        ir::Attr attr = convert_attr(a, base_dir, &st);
+        if (!st.ok()) return Err("node %s: %s", name.c_str(), st.message().c_str());
+        n.attrs[a.name()] = std::move(attr);
+      }
+      for (const auto& in : np.input()) {
+        if (in.empty()) {
+          n.inputs.push_back(-1);
+          continue;
+        }
+        if (!ids.count(in)) return Err("node %s reads %s, which nothing produces", name.c_str(), in.c_str());
+        n.inputs.push_back(ids[in]);
+      }
+      for (const auto& out : np.output()) {
+        if (out.empty()) {
+          n.outputs.push_back(-1);
+          continue;
+        }
+        if (ids.count(out)) return Err("tensor %s is produced twice (node %s)", out.c_str(), name.c_str());
+        n.outputs.push_back(tensor_id(out));
+      }
+      normalize(n);
+      g.nodes.push_back(std::move(n));
+    }
+    for (const auto& vi : gp.output()) {
+      if (!ids.count(vi.name())) return Err("graph output %s is never produced", vi.name().c_str());
+      g.outputs.push_back(ids[vi.name()]);
+    }
+    return ir::verify(g);
+  }
+
+  Status import_constant(const onnx::NodeProto& np, const std::string& name) {
+    if (np.output_size() != 1) return Err("Constant %s must have one output", name.c_str());
+    ir::Tensor t;
+    bool found = false;
+    for (const auto& a : np.attribute()) {
+      found = true;
+      if (a.name() == "value") {
+        auto r = tensor_from_proto(a.t(), base_dir);
+        if (!r.ok()) return Err("Constant %s: %s", name.c_str(), r.status().message().c_str());
+        t = std::move(r.value());
+      } else if (a.name() == "value_float" || a.name() == "value_floats") {
+        std::vector<float> v = a.name() == "value_float" ? std::vector<float>{a.f()}
+                                                         : std::vector<float>(a.floats().begin(), a.floats().end());
+        ir::Shape s = a.name() == "value_float" ? ir::Shape{} : ir::Shape{static_cast<int64_t>(v.size())};
+        int id = g.add_const_f32(np.output(0), s, v);
+        t = g.t(id);
+        g.tensors.pop_back();
+      } else if (a.name() == "value_int" || a.name() == "value_ints") {
+        std::vector<int64_t> v = a.name() == "value_int" ? std::vector<int64_t>{a.i()}
+                                                         : std::vector<int64_t>(a.ints().begin(), a.ints().end());
+        ir::Shape s = a.name() == "value_int" ? ir::Shape{} : ir::Shape{static_cast<int64_t>(v.size())};
+        int id = g.add_const_i64(np.output(0), s, v);
+        t = g.t(id);
+        g.tensors.pop_back();
+      } else {
+        return Err("Constant %s: attribute %s is not supported", name.c_str(), a.name().c_str());
+      }
+    }
+    if (!found) return Err("Constant %s has no value", name.c_str());
+    if (ids.count(np.output(0))) return Err("tensor %s is produced twice", np.output(0).c_str());
+    add_const(np.output(0), std::move(t));
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+Expected<ir::Graph> import_onnx_bytes(const std::string& bytes, const std::string& base_dir) {
+  onnx::ModelProto model;
+  if (bytes.empty()) return Err("model is empty");
+  if (!model.ParseFromString(bytes))
+    return Err("not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file?)");
+  if (!model.has_graph() || model.graph().node_size() == 0)
+    return Err("not a valid ONNX model (no graph or no nodes)");
+  Importer imp;
+  imp.base_dir = base_dir;
+  Status st = imp.run(model);
+  if (!st.ok()) return st;
+  return std::move(imp.g);
+}
+
+Expected<ir::Graph> import_onnx_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Err("cannot open model file %s", path.c_str());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::string dir = ".";
+  auto slash = path.find_last_of('/');
+  if (slash != std::string::npos) dir = path.substr(0, slash);
+  auto r = import_onnx_bytes(ss.str(), dir);
+  if (!r.ok()) return Err("%s: %s", path.c_str(), r.status().message().c_str());
+  return r;
+}
+
+}  // namespace systolic::frontend

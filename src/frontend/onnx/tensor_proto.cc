@@ -1,0 +1,93 @@
+// TensorProto <-> ir::Tensor.
+#include "frontend/onnx/tensor_proto.h"
+
+#include <cstring>
+#include <fstream>
+
+namespace systolic::frontend {
+namespace {
+
+template <typename Dst, typename Field>
+void copy_field(const Field& f, std::vector<uint8_t>* out) {
+  out->resize(f.size() * sizeof(Dst));
+  Dst* d = reinterpret_cast<Dst*>(out->data());
+  for (int i = 0; i < f.size(); ++i) d[i] = static_cast<Dst>(f.Get(i));
+}
+
+Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, std::size_t bytes,
+                     std::vector<uint8_t>* out) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : tp.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    if (kv.key() == "offset") offset = std::stoll(kv.value());
+    if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty()) return Err("tensor %s: external data without a location", tp.name().c_str());
+  if (location.find("..") != std::string::npos || location[0] == '/')
+    return Err("tensor %s: external data location '%s' leaves the model's folder",
+               tp.name().c_str(), location.c_str());
+  std::string path = (base_dir.empty() ? "." : base_dir) + "/" + location;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Err("tensor %s: cannot open external data file %s", tp.name().c_str(), path.c_str());
+  if (length >= 0 && static_cast<std::size_t>(length) != bytes)
+    return Err("tensor %s: external data length %lld does not match its shape (%zu bytes)",
+               tp.name().c_str(), static_cast<long long>(length), bytes);
+  out->resize(bytes);
+  f.seekg(offset);
+  f.read(reinterpret_cast<char*>(out->data()), static_cast<std::streamsize>(bytes));
+  if (static_cast<std::size_t>(f.gcount()) != bytes)
+    return Err("tensor %s: external data file %s is too short", tp.name().c_str(), path.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::string& base_dir) {
+  ir::Tensor t;
+  t.name = tp.name();
+  t.dtype = static_cast<ir::DType>(tp.data_type());
+  t.shape_known = true;
+  for (int64_t d : tp.dims()) {
+    if (d < 0) return Err("tensor %s: negative dimension", tp.name().c_str());
+    t.shape.push_back(d);
+  }
+  if (!ir::dtype_supported(t.dtype))
+    return Err("tensor %s: element type %s is not supported", tp.name().c_str(),
+               ir::dtype_name(t.dtype));
+  const std::size_t bytes = static_cast<std::size_t>(t.numel()) * ir::dtype_size(t.dtype);
+  auto data = std::make_shared<std::vector<uint8_t>>();
+  if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
+    SYSTOLIC_RETURN_IF_ERROR(read_external(tp, base_dir, bytes, data.get()));
+  } else if (tp.has_raw_data()) {
+    if (tp.raw_data().size() != bytes)
+      return Err("tensor %s: raw data has %zu bytes, its shape %s needs %zu", tp.name().c_str(),
+                 tp.raw_data().size(), ir::shape_str(t.shape).c_str(), bytes);
+    data->assign(tp.raw_data().begin(), tp.raw_data().end());
+  } else {
+    switch (t.dtype) {
+      case ir::DType::f32: copy_field<float>(tp.float_data(), data.get()); break;
+      case ir::DType::f64: copy_field<double>(tp.double_data(), data.get()); break;
+      case ir::DType::i64: copy_field<int64_t>(tp.int64_data(), data.get()); break;
+      case ir::DType::i32: copy_field<int32_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::u8: case ir::DType::boolean: copy_field<uint8_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::i8: copy_field<int8_t>(tp.int32_data(), data.get()); break;
+      default: return Err("tensor %s: unsupported storage", tp.name().c_str());
+    }
+    if (data->size() != bytes)
+      return Err("tensor %s: holds %zu values, its shape %s needs %lld", tp.name().c_str(),
+                 data->size() / ir::dtype_size(t.dtype), ir::shape_str(t.shape).c_str(),
+                 static_cast<long long>(t.numel()));
+  }
+  t.data = std::move(data);
+  return t;
+}
+
+void tensor_to_proto(const ir::Tensor& t, onnx::TensorProto* tp) {
+  tp->set_name(t.name);
+  tp->set_data_type(static_cast<int>(t.dtype));
+  for (int64_t d : t.shape) tp->add_dims(d);
+  if (t.data) tp->set_raw_data(t.data->data(), t.data->size());
+}
+
+}  // namespace systolic::frontend

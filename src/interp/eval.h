@@ -1,0 +1,47 @@
+// The reference interpreter: evaluates one IR node on plain (NCHW) tensors of any supported
+// dtype. It is the oracle for whole models, constant folding's engine, and the runtime's
+// fallback for ops without an optimized kernel.
+#pragma once
+#include <vector>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+namespace systolic::interp {
+
+struct TensorRef {
+  ir::DType dtype = ir::DType::undefined;
+  ir::Shape shape;
+  void* data = nullptr;
+
+  int64_t numel() const { return ir::num_elements(shape); }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data); }
+};
+
+// Output refs come with shapes from shape inference and memory the caller owns.
+Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+
+// Families, one file each.
+Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+
+// Numpy broadcasting of two shapes; error when incompatible.
+Expected<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b);
+// Element strides of `s` seen as shape `out` (0 on broadcast dims); s right-aligned to out.
+std::vector<int64_t> broadcast_strides(const ir::Shape& s, const ir::Shape& out);
+// Reads a constant/int tensor's values as int64 (int32 or int64 storage).
+std::vector<int64_t> read_ints(const TensorRef& t);
+double read_scalar(const TensorRef& t);
+
+}  // namespace systolic::interp
+
+namespace systolic::interp {
+// Resolves Slice's (starts, ends, axes, steps) against `in` into per-dim start and step and
+// the output shape, with ONNX's clamping rules.
+Status slice_plan(const ir::Shape& in, const std::vector<int64_t>& starts,
+                  const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                  const std::vector<int64_t>& steps, std::vector<int64_t>* start,
+                  std::vector<int64_t>* step, ir::Shape* out);
+}  // namespace systolic::interp

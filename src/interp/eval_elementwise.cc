@@ -1,0 +1,167 @@
+// Reference element-wise ops: activations, arithmetic with numpy broadcasting, Cast, Where.
+#include <cmath>
+#include <cstring>
+
+#include "interp/eval.h"
+#include "kernels/epilogue.h"
+
+namespace systolic::interp {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+// Calls f.template operator()<T>() for the runtime dtype.
+template <typename F>
+Status dispatch(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: return f.template operator()<float>();
+    case DType::f64: return f.template operator()<double>();
+    case DType::i32: return f.template operator()<int32_t>();
+    case DType::i64: return f.template operator()<int64_t>();
+    case DType::u8: case DType::boolean: return f.template operator()<uint8_t>();
+    case DType::i8: return f.template operator()<int8_t>();
+    default: return Err("element type %s is not supported", ir::dtype_name(t));
+  }
+}
+
+// Visits every output element with the offsets of each input under broadcasting.
+template <typename F>
+void for_each_broadcast(const ir::Shape& out, const std::vector<const ir::Shape*>& ins, F&& f) {
+  const int r = static_cast<int>(out.size());
+  std::vector<std::vector<int64_t>> st;
+  for (const ir::Shape* s : ins) st.push_back(broadcast_strides(*s, out));
+  std::vector<int64_t> idx(r, 0), off(ins.size(), 0);
+  const int64_t total = ir::num_elements(out);
+  for (int64_t e = 0; e < total; ++e) {
+    f(e, off);
+    for (int d = r - 1; d >= 0; --d) {
+      ++idx[d];
+      for (std::size_t k = 0; k < ins.size(); ++k) off[k] += st[k][d];
+      if (idx[d] < out[d]) break;
+      for (std::size_t k = 0; k < ins.size(); ++k) off[k] -= st[k][d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <typename T>
+T binary(Op op, T a, T b) {
+  switch (op) {
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div:
+      if constexpr (std::is_integral_v<T>) return b == 0 ? T(0) : static_cast<T>(a / b);
+      else return a / b;
+    default: return a;
+  }
+}
+
+template <typename T>
+T unary(const ir::Node& n, T x) {
+  const double v = static_cast<double>(x);
+  switch (n.op) {
+    case Op::Relu: return x > T(0) ? x : T(0);
+    case Op::Neg: return static_cast<T>(-v);
+    case Op::Abs: return x < T(0) ? static_cast<T>(-v) : x;
+    case Op::Exp: return static_cast<T>(std::exp(v));
+    case Op::Sqrt: return static_cast<T>(std::sqrt(v));
+    case Op::Sigmoid: return static_cast<T>(1.0 / (1.0 + std::exp(-v)));
+    case Op::Tanh: return static_cast<T>(std::tanh(v));
+    case Op::LeakyRelu: return v < 0 ? static_cast<T>(n.f("alpha", 0.01f) * v) : x;
+    case Op::HardSigmoid:
+      return static_cast<T>(std::min(1.0, std::max(0.0, n.f("alpha", 0.2f) * v + n.f("beta", 0.5f))));
+    case Op::HardSwish: return static_cast<T>(v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)));
+    default: return x;
+  }
+}
+
+template <typename Src, typename Dst>
+void cast_loop(const Src* s, Dst* d, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<Dst, uint8_t>) d[i] = static_cast<Dst>(s[i]);
+    else d[i] = static_cast<Dst>(s[i]);
+  }
+}
+
+Status eval_cast(const TensorRef& in, const TensorRef& out) {
+  const int64_t n = in.numel();
+  if (out.dtype == DType::boolean) {
+    return dispatch(in.dtype, [&]<typename S>() {
+      for (int64_t i = 0; i < n; ++i) out.as<uint8_t>()[i] = in.as<S>()[i] != S(0);
+      return Status::Ok();
+    });
+  }
+  return dispatch(in.dtype, [&]<typename S>() {
+    return dispatch(out.dtype, [&]<typename D>() {
+      cast_loop(in.as<S>(), out.as<D>(), n);
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace
+
+Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
+  const TensorRef& y = out[0];
+  switch (n.op) {
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::PRelu:
+      return dispatch(y.dtype, [&]<typename T>() {
+        const T* a = in[0].as<T>();
+        const T* b = in[1].as<T>();
+        T* o = y.as<T>();
+        for_each_broadcast(y.shape, {&in[0].shape, &in[1].shape}, [&](int64_t e, const std::vector<int64_t>& off) {
+          if (n.op == Op::PRelu) o[e] = a[off[0]] < T(0) ? static_cast<T>(a[off[0]] * b[off[1]]) : a[off[0]];
+          else o[e] = binary<T>(n.op, a[off[0]], b[off[1]]);
+        });
+        return Status::Ok();
+      });
+    case Op::Equal:
+      return dispatch(in[0].dtype, [&]<typename T>() {
+        const T* a = in[0].as<T>();
+        const T* b = in[1].as<T>();
+        for_each_broadcast(y.shape, {&in[0].shape, &in[1].shape}, [&](int64_t e, const std::vector<int64_t>& off) {
+          y.as<uint8_t>()[e] = a[off[0]] == b[off[1]];
+        });
+        return Status::Ok();
+      });
+    case Op::Where:
+      return dispatch(y.dtype, [&]<typename T>() {
+        const uint8_t* c = in[0].as<uint8_t>();
+        const T* a = in[1].as<T>();
+        const T* b = in[2].as<T>();
+        for_each_broadcast(y.shape, {&in[0].shape, &in[1].shape, &in[2].shape},
+                           [&](int64_t e, const std::vector<int64_t>& off) {
+                             y.as<T>()[e] = c[off[0]] ? a[off[1]] : b[off[2]];
+                           });
+        return Status::Ok();
+      });
+    case Op::Clip:
+      return dispatch(y.dtype, [&]<typename T>() {
+        const bool has_lo = in.size() > 1 && in[1].data, has_hi = in.size() > 2 && in[2].data;
+        const T lo = has_lo ? in[1].as<T>()[0] : T(0);
+        const T hi = has_hi ? in[2].as<T>()[0] : T(0);
+        for (int64_t i = 0; i < y.numel(); ++i) {
+          T v = in[0].as<T>()[i];
+          if (has_lo && v < lo) v = lo;
+          if (has_hi && v > hi) v = hi;
+          y.as<T>()[i] = v;
+        }
+        return Status::Ok();
+      });
+    case Op::Cast:
+      return eval_cast(in[0], y);
+    case Op::Relu: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Sqrt: case Op::Sigmoid:
+    case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid: case Op::HardSwish:
+      return dispatch(y.dtype, [&]<typename T>() {
+        const T* x = in[0].as<T>();
+        for (int64_t i = 0; i < y.numel(); ++i) y.as<T>()[i] = unary<T>(n, x[i]);
+        return Status::Ok();
+      });
+    default:
+      return Err("no reference implementation for %s", ir::op_name(n.op));
+  }
+}
+
+}  // namespace systolic::interp

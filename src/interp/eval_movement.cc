@@ -1,0 +1,268 @@
+// Reference data-movement ops: reshapes, Transpose, Concat, Split, Slice, Pad, Gather, Expand,
+// and the shape ops that exporters emit (Shape, ConstantOfShape, Range).
+#include <algorithm>
+#include <cstring>
+
+#include "interp/eval.h"
+
+namespace systolic::interp {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+std::vector<int64_t> strides_of(const ir::Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+// Generic strided copy: out[idx] = in[sum(idx[d] * in_stride[d]) + in_offset].
+void strided_copy(const uint8_t* src, uint8_t* dst, const ir::Shape& out_shape,
+                  const std::vector<int64_t>& in_strides, int64_t in_offset, std::size_t es) {
+  const int r = static_cast<int>(out_shape.size());
+  const int64_t total = ir::num_elements(out_shape);
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = in_offset;
+  for (int64_t e = 0; e < total; ++e) {
+    std::memcpy(dst + e * es, src + off * es, es);
+    for (int d = r - 1; d >= 0; --d) {
+      ++idx[d];
+      off += in_strides[d];
+      if (idx[d] < out_shape[d]) break;
+      off -= in_strides[d] * out_shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t norm_axis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
+
+Status eval_pad(const ir::Node& n, const std::vector<TensorRef>& in, const TensorRef& y) {
+  const TensorRef& x = in[0];
+  const int r = static_cast<int>(x.shape.size());
+  std::vector<int64_t> pads = read_ints(in[1]);
+  const std::string mode = n.s("mode", "constant");
+  const std::size_t es = ir::dtype_size(x.dtype);
+  std::vector<uint8_t> value(es, 0);
+  if (in.size() > 2 && in[2].data && in[2].numel() > 0) std::memcpy(value.data(), in[2].data, es);
+  auto xs = strides_of(x.shape);
+  const int64_t total = y.numel();
+  std::vector<int64_t> idx(r, 0);
+  const auto* src = static_cast<const uint8_t*>(x.data);
+  auto* dst = static_cast<uint8_t*>(y.data);
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t off = 0;
+    bool inside = true;
+    for (int d = 0; d < r; ++d) {
+      int64_t i = idx[d] - pads[d];
+      const int64_t len = x.shape[d];
+      if (i < 0 || i >= len) {
+        if (mode == "constant") {
+          inside = false;
+          break;
+        } else if (mode == "edge") {
+          i = i < 0 ? 0 : len - 1;
+        } else {  // reflect
+          if (len == 1) i = 0;
+          while (i < 0 || i >= len) i = i < 0 ? -i : 2 * (len - 1) - i;
+        }
+      }
+      off += i * xs[d];
+    }
+    std::memcpy(dst + e * es, inside ? src + off * es : value.data(), es);
+    for (int d = r - 1; d >= 0; --d) {
+      if (++idx[d] < y.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status slice_plan(const ir::Shape& in, const std::vector<int64_t>& starts,
+                  const std::vector<int64_t>& ends, const std::vector<int64_t>& axes_in,
+                  const std::vector<int64_t>& steps_in, std::vector<int64_t>* start,
+                  std::vector<int64_t>* step, ir::Shape* out) {
+  const int64_t r = static_cast<int64_t>(in.size());
+  if (starts.size() != ends.size()) return Err("Slice: starts and ends differ in length");
+  std::vector<int64_t> axes = axes_in;
+  if (axes.empty())
+    for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (axes.size() != starts.size()) return Err("Slice: axes and starts differ in length");
+  *start = std::vector<int64_t>(r, 0);
+  *step = std::vector<int64_t>(r, 1);
+  *out = in;
+  for (std::size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = norm_axis(axes[k], r);
+    if (a < 0 || a >= r) return Err("Slice: axis %lld out of range", static_cast<long long>(axes[k]));
+    const int64_t dim = in[a];
+    const int64_t st = steps_in.empty() ? 1 : steps_in[k];
+    if (st == 0) return Err("Slice: step 0");
+    int64_t s = starts[k], e = ends[k];
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      (*out)[a] = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      (*out)[a] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+    }
+    (*start)[a] = s;
+    (*step)[a] = st;
+  }
+  return Status::Ok();
+}
+
+Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
+  const TensorRef& y = out[0];
+  const std::size_t es = ir::dtype_size(y.dtype);
+  switch (n.op) {
+    case Op::Flatten: case Op::Reshape: case Op::Squeeze: case Op::Unsqueeze: case Op::Identity:
+    case Op::Dropout:
+      if (y.data != in[0].data) std::memcpy(y.data, in[0].data, y.numel() * es);
+      if (n.op == Op::Dropout && out.size() > 1 && out[1].data)
+        std::memset(out[1].data, 1, out[1].numel());
+      return Status::Ok();
+    case Op::Transpose: {
+      const auto& xs = in[0].shape;
+      std::vector<int64_t> perm = n.ints("perm");
+      if (perm.empty())
+        for (int i = static_cast<int>(xs.size()) - 1; i >= 0; --i) perm.push_back(i);
+      auto st = strides_of(xs);
+      std::vector<int64_t> pst(perm.size());
+      for (std::size_t i = 0; i < perm.size(); ++i) pst[i] = st[perm[i]];
+      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), y.shape, pst, 0, es);
+      return Status::Ok();
+    }
+    case Op::Reorder: {
+      // Physical NCHW <-> NHWC of a logical [N,C,H,W] tensor.
+      const auto& s = y.shape;
+      const int64_t N = s[0], C = s[1], H = s[2], W = s[3];
+      ir::Shape phys_out = n.i("to", 1) == 1 ? ir::Shape{N, H, W, C} : ir::Shape{N, C, H, W};
+      std::vector<int64_t> st = n.i("to", 1) == 1 ? std::vector<int64_t>{C * H * W, W, 1, H * W}
+                                                  : std::vector<int64_t>{H * W * C, 1, W * C, C};
+      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), phys_out, st, 0, es);
+      return Status::Ok();
+    }
+    case Op::Concat: {
+      const int64_t axis = norm_axis(n.i("axis", 0), static_cast<int64_t>(y.shape.size()));
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= y.shape[d];
+      for (std::size_t d = axis + 1; d < y.shape.size(); ++d) inner *= y.shape[d];
+      const int64_t out_row = y.shape[axis] * inner;
+      int64_t col = 0;
+      for (const TensorRef& t : in) {
+        if (!t.data && t.numel() != 0) continue;
+        const int64_t row = t.shape[axis] * inner;
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(static_cast<uint8_t*>(y.data) + (o * out_row + col) * es,
+                      static_cast<const uint8_t*>(t.data) + o * row * es, row * es);
+        col += row;
+      }
+      return Status::Ok();
+    }
+    case Op::Split: {
+      const auto& xs = in[0].shape;
+      const int64_t axis = norm_axis(n.i("axis", 0), static_cast<int64_t>(xs.size()));
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
+      for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
+      const int64_t in_row = xs[axis] * inner;
+      int64_t col = 0;
+      for (const TensorRef& t : out) {
+        const int64_t row = t.shape[axis] * inner;
+        for (int64_t o = 0; o < outer && t.data; ++o)
+          std::memcpy(static_cast<uint8_t*>(t.data) + o * row * es,
+                      static_cast<const uint8_t*>(in[0].data) + (o * in_row + col) * es, row * es);
+        col += row;
+      }
+      return Status::Ok();
+    }
+    case Op::Slice: {
+      std::vector<int64_t> start, step;
+      ir::Shape os;
+      SYSTOLIC_RETURN_IF_ERROR(slice_plan(in[0].shape, read_ints(in[1]), read_ints(in[2]),
+                                          in.size() > 3 && in[3].data ? read_ints(in[3]) : std::vector<int64_t>{},
+                                          in.size() > 4 && in[4].data ? read_ints(in[4]) : std::vector<int64_t>{},
+                                          &start, &step, &os));
+      auto st = strides_of(in[0].shape);
+      int64_t off = 0;
+      std::vector<int64_t> sst(st.size());
+      for (std::size_t d = 0; d < st.size(); ++d) {
+        off += start[d] * st[d];
+        sst[d] = st[d] * step[d];
+      }
+      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), y.shape, sst, off, es);
+      return Status::Ok();
+    }
+    case Op::Pad:
+      return eval_pad(n, in, y);
+    case Op::Gather: {
+      const auto& xs = in[0].shape;
+      const int64_t axis = norm_axis(n.i("axis", 0), static_cast<int64_t>(xs.size()));
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
+      for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
+      std::vector<int64_t> idx = read_ints(in[1]);
+      const int64_t dim = xs[axis];
+      for (int64_t& i : idx) {
+        if (i < -dim || i >= dim) return Err("Gather %s: index %lld out of range [-%lld, %lld)", n.name.c_str(),
+                                             static_cast<long long>(i), static_cast<long long>(dim),
+                                             static_cast<long long>(dim));
+        if (i < 0) i += dim;
+      }
+      auto* dst = static_cast<uint8_t*>(y.data);
+      const auto* src = static_cast<const uint8_t*>(in[0].data);
+      for (int64_t o = 0; o < outer; ++o)
+        for (std::size_t k = 0; k < idx.size(); ++k)
+          std::memcpy(dst + ((o * idx.size() + k) * inner) * es, src + ((o * dim + idx[k]) * inner) * es, inner * es);
+      return Status::Ok();
+    }
+    case Op::Shape: {
+      const int64_t r = static_cast<int64_t>(in[0].shape.size());
+      int64_t s = n.i("start", 0), e = n.i("end", r);
+      if (s < 0) s += r;
+      if (e < 0) e += r;
+      s = std::clamp<int64_t>(s, 0, r);
+      e = std::clamp<int64_t>(e, 0, r);
+      for (int64_t i = s; i < e; ++i) y.as<int64_t>()[i - s] = in[0].shape[i];
+      return Status::Ok();
+    }
+    case Op::ConstantOfShape: {
+      std::vector<uint8_t> v(es, 0);
+      auto it = n.attrs.find("value");
+      if (it != n.attrs.end() && it->second.tensor_v && it->second.tensor_v->data)
+        std::memcpy(v.data(), it->second.tensor_v->data->data(), es);
+      for (int64_t i = 0; i < y.numel(); ++i) std::memcpy(static_cast<uint8_t*>(y.data) + i * es, v.data(), es);
+      return Status::Ok();
+    }
+    case Op::Expand: {
+      auto st = broadcast_strides(in[0].shape, y.shape);
+      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), y.shape, st, 0, es);
+      return Status::Ok();
+    }
+    case Op::Range: {
+      const double start = read_scalar(in[0]), delta = read_scalar(in[2]);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double v = start + static_cast<double>(i) * delta;
+        switch (y.dtype) {
+          case DType::f32: y.as<float>()[i] = static_cast<float>(v); break;
+          case DType::f64: y.as<double>()[i] = v; break;
+          case DType::i32: y.as<int32_t>()[i] = static_cast<int32_t>(v); break;
+          case DType::i64: y.as<int64_t>()[i] = static_cast<int64_t>(v); break;
+          default: return Err("Range: unsupported type %s", ir::dtype_name(y.dtype));
+        }
+      }
+      return Status::Ok();
+    }
+    default:
+      return Err("no reference implementation for %s", ir::op_name(n.op));
+  }
+}
+
+}  // namespace systolic::interp

@@ -1,0 +1,154 @@
+// ONNX's conv/pool output-size and padding rules, in one place for shape inference,
+// the interpreter and lowering.
+#include "interp/nn_geometry.h"
+
+namespace systolic::interp {
+namespace {
+
+struct Axis {
+  int64_t in, k, s, d, pb, pe, out;
+};
+
+Status solve_axis(const std::string& auto_pad, bool ceil_mode, Axis* a) {
+  const int64_t ek = (a->k - 1) * a->d + 1;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    a->out = (a->in + a->s - 1) / a->s;
+    const int64_t total = std::max<int64_t>(0, (a->out - 1) * a->s + ek - a->in);
+    a->pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    a->pe = total - a->pb;
+  } else if (auto_pad == "VALID") {
+    a->pb = a->pe = 0;
+    a->out = a->in >= ek ? (a->in - ek) / a->s + 1 : 0;
+  } else {
+    const int64_t span = a->in + a->pb + a->pe - ek;
+    if (span < 0) return Err("kernel (%lld) is larger than the padded input (%lld)",
+                             static_cast<long long>(ek), static_cast<long long>(a->in + a->pb + a->pe));
+    a->out = (ceil_mode ? (span + a->s - 1) / a->s : span / a->s) + 1;
+    // A window may not start in the end padding (PyTorch and ONNX agree).
+    if (ceil_mode && (a->out - 1) * a->s >= a->in + a->pb) --a->out;
+  }
+  if (a->out <= 0) return Err("output size would be %lld", static_cast<long long>(a->out));
+  return Status::Ok();
+}
+
+// Resolves the spatial axes (1 or 2) of a conv/pool node into two Axis records (H, W).
+Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>& kernel,
+               bool ceil_mode, Axis* h, Axis* w) {
+  const std::size_t sp = x.size() - 2;
+  if (sp != 1 && sp != 2) return Err("%s %s: only 1-D and 2-D are supported (input %s)",
+                                     ir::op_name(n.op), n.name.c_str(), ir::shape_str(x).c_str());
+  if (kernel.size() != sp) return Err("%s %s: kernel has %zu dims, input has %zu spatial dims",
+                                      ir::op_name(n.op), n.name.c_str(), kernel.size(), sp);
+  auto strides = n.ints("strides", std::vector<int64_t>(sp, 1));
+  auto dil = n.ints("dilations", std::vector<int64_t>(sp, 1));
+  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp)
+    return Err("%s %s: strides/dilations/pads do not match the input rank", ir::op_name(n.op), n.name.c_str());
+  for (std::size_t i = 0; i < sp; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0 || pads[i] < 0 || pads[i + sp] < 0 || kernel[i] <= 0)
+      return Err("%s %s: strides, dilations and kernel must be positive, pads non-negative",
+                 ir::op_name(n.op), n.name.c_str());
+  std::string ap = n.s("auto_pad", "NOTSET");
+  Axis ax[2];
+  for (std::size_t i = 0; i < sp; ++i) {
+    ax[i] = Axis{x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[i + sp], 0};
+    Status st = solve_axis(ap, ceil_mode, &ax[i]);
+    if (!st.ok()) return Err("%s %s: %s", ir::op_name(n.op), n.name.c_str(), st.message().c_str());
+  }
+  if (sp == 1) {
+    *h = Axis{1, 1, 1, 1, 0, 0, 1};
+    *w = ax[0];
+  } else {
+    *h = ax[0];
+    *w = ax[1];
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p) {
+  if (x.size() != w.size() || x.size() < 3)
+    return Err("Conv %s: input %s and weight %s ranks differ", n.name.c_str(), ir::shape_str(x).c_str(),
+               ir::shape_str(w).c_str());
+  const int64_t groups = n.i("group", 1);
+  if (groups <= 0 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
+    return Err("Conv %s: input channels %lld, weight %s and group %lld do not agree", n.name.c_str(),
+               static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
+    return Err("Conv %s: kernel_shape does not match the weight", n.name.c_str());
+  Axis h, wa;
+  SYSTOLIC_RETURN_IF_ERROR(spatial(n, x, kernel, false, &h, &wa));
+  *p = kernels::ConvParams{};
+  p->n = static_cast<int>(x[0]);
+  p->ic = static_cast<int>(x[1]);
+  p->ih = static_cast<int>(h.in);
+  p->iw = static_cast<int>(wa.in);
+  p->oc = static_cast<int>(w[0]);
+  p->oh = static_cast<int>(h.out);
+  p->ow = static_cast<int>(wa.out);
+  p->kh = static_cast<int>(h.k);
+  p->kw = static_cast<int>(wa.k);
+  p->sh = static_cast<int>(h.s);
+  p->sw = static_cast<int>(wa.s);
+  p->dh = static_cast<int>(h.d);
+  p->dw = static_cast<int>(wa.d);
+  p->pad_t = static_cast<int>(h.pb);
+  p->pad_l = static_cast<int>(wa.pb);
+  p->groups = static_cast<int>(groups);
+  return Status::Ok();
+}
+
+Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams* p) {
+  if (x.size() < 3) return Err("%s %s: input %s has no spatial dims", ir::op_name(n.op), n.name.c_str(),
+                               ir::shape_str(x).c_str());
+  const bool global = n.op == ir::Op::GlobalAveragePool || n.op == ir::Op::GlobalMaxPool;
+  std::vector<int64_t> kernel = global ? std::vector<int64_t>(x.begin() + 2, x.end()) : n.ints("kernel_shape");
+  if (kernel.empty()) return Err("%s %s: kernel_shape is required", ir::op_name(n.op), n.name.c_str());
+  if (n.i("storage_order", 0) != 0)
+    return Err("%s %s: storage_order=1 is not supported", ir::op_name(n.op), n.name.c_str());
+  Axis h, w;
+  ir::Node plain;  // global pools have no attributes
+  SYSTOLIC_RETURN_IF_ERROR(spatial(global ? plain : n, x, kernel, n.i("ceil_mode", 0) != 0, &h, &w));
+  *p = kernels::PoolParams{};
+  p->kind = (n.op == ir::Op::MaxPool || n.op == ir::Op::GlobalMaxPool) ? kernels::PoolKind::max
+                                                                      : kernels::PoolKind::avg;
+  p->n = static_cast<int>(x[0]);
+  p->c = static_cast<int>(x[1]);
+  p->ih = static_cast<int>(h.in);
+  p->iw = static_cast<int>(w.in);
+  p->oh = static_cast<int>(h.out);
+  p->ow = static_cast<int>(w.out);
+  p->kh = static_cast<int>(h.k);
+  p->kw = static_cast<int>(w.k);
+  p->sh = static_cast<int>(h.s);
+  p->sw = static_cast<int>(w.s);
+  p->dh = static_cast<int>(h.d);
+  p->dw = static_cast<int>(w.d);
+  p->pad_t = static_cast<int>(h.pb);
+  p->pad_b = static_cast<int>(h.pe);
+  p->pad_l = static_cast<int>(w.pb);
+  p->pad_r = static_cast<int>(w.pe);
+  p->count_include_pad = n.i("count_include_pad", 0) != 0;
+  return Status::Ok();
+}
+
+std::vector<int64_t> encode_conv_params(const kernels::ConvParams& p) {
+  return {p.n, p.ih, p.iw, p.ic, p.oh, p.ow, p.oc, p.kh, p.kw, p.sh, p.sw,
+          p.dh, p.dw, p.pad_t, p.pad_l, p.groups, p.src_stride, p.dst_stride, p.res_stride};
+}
+
+bool decode_conv_params(const std::vector<int64_t>& v, kernels::ConvParams* p) {
+  if (v.size() != 19) return false;
+  int* f[] = {&p->n, &p->ih, &p->iw, &p->ic, &p->oh, &p->ow, &p->oc, &p->kh, &p->kw, &p->sh, &p->sw,
+              &p->dh, &p->dw, &p->pad_t, &p->pad_l, &p->groups, &p->src_stride, &p->dst_stride, &p->res_stride};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < 0 || v[i] > (int64_t{1} << 30)) return false;
+    *f[i] = static_cast<int>(v[i]);
+  }
+  return p->n > 0 && p->ic > 0 && p->oc > 0 && p->groups > 0 && p->kh > 0 && p->kw > 0 && p->sh > 0 &&
+         p->sw > 0 && p->dh > 0 && p->dw > 0 && p->ic % p->groups == 0 && p->oc % p->groups == 0;
+}
+
+}  // namespace systolic::interp

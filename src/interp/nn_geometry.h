@@ -1,0 +1,18 @@
+// Conv and pool geometry from an ONNX node and its input shapes: pads (incl. auto_pad),
+// strides, dilations, output size (incl. ceil_mode). 1-D ops are the H=1 case of 2-D.
+#pragma once
+#include "base/status.h"
+#include "ir/graph.h"
+#include "kernels/conv/conv.h"
+#include "kernels/pool/pool.h"
+
+namespace systolic::interp {
+
+Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p);
+Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams* p);
+
+// ConvParams as a flat list (stored as a node attribute in the plan) and back.
+std::vector<int64_t> encode_conv_params(const kernels::ConvParams& p);
+bool decode_conv_params(const std::vector<int64_t>& v, kernels::ConvParams* p);
+
+}  // namespace systolic::interp

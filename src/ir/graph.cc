@@ -1,0 +1,208 @@
+// Graph helpers, the verifier and the printer.
+#include "ir/graph.h"
+
+#include <cstring>
+#include <sstream>
+#include <unordered_set>
+
+namespace systolic::ir {
+
+const char* op_name(Op op) {
+  static const char* kNames[] = {
+#define OP(name) #name,
+#include "ir/ops.inc"
+#undef OP
+  };
+  return kNames[static_cast<int>(op)];
+}
+
+std::optional<Op> op_from_name(const std::string& name) {
+#define OP(n) \
+  if (name == #n) return Op::n;
+#include "ir/ops.inc"
+#undef OP
+  return std::nullopt;
+}
+
+int64_t num_elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) r += ",";
+    r += s[i] < 0 ? "?" : std::to_string(s[i]);
+  }
+  return r + "]";
+}
+
+int64_t Node::i(const std::string& k, int64_t def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.int_v;
+}
+float Node::f(const std::string& k, float def) const {
+  auto it = attrs.find(k);
+  if (it == attrs.end()) return def;
+  return it->second.kind == Attr::i ? static_cast<float>(it->second.int_v) : it->second.float_v;
+}
+std::string Node::s(const std::string& k, const std::string& def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.str_v;
+}
+std::vector<int64_t> Node::ints(const std::string& k, std::vector<int64_t> def) const {
+  auto it = attrs.find(k);
+  return it == attrs.end() ? def : it->second.ints_v;
+}
+void Node::set_i(const std::string& k, int64_t v) {
+  Attr a;
+  a.kind = Attr::i;
+  a.int_v = v;
+  attrs[k] = a;
+}
+void Node::set_f(const std::string& k, float v) {
+  Attr a;
+  a.kind = Attr::f;
+  a.float_v = v;
+  attrs[k] = a;
+}
+void Node::set_ints(const std::string& k, std::vector<int64_t> v) {
+  Attr a;
+  a.kind = Attr::ints;
+  a.ints_v = std::move(v);
+  attrs[k] = a;
+}
+
+int Graph::add_tensor(Tensor t) {
+  tensors.push_back(std::move(t));
+  return static_cast<int>(tensors.size()) - 1;
+}
+
+int Graph::add_const(const std::string& name, DType dtype, Shape shape,
+                     std::vector<uint8_t> bytes) {
+  Tensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.shape_known = true;
+  t.data = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  return add_tensor(std::move(t));
+}
+
+int Graph::add_const_f32(const std::string& name, Shape shape, const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return add_const(name, DType::f32, std::move(shape), std::move(b));
+}
+
+int Graph::add_const_i64(const std::string& name, Shape shape, const std::vector<int64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return add_const(name, DType::i64, std::move(shape), std::move(b));
+}
+
+std::string Graph::fresh_name(const std::string& base) {
+  return base + "#" + std::to_string(++name_counter);
+}
+
+std::vector<std::vector<int>> Graph::consumers() const {
+  std::vector<std::vector<int>> c(tensors.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    for (int in : nodes[n].inputs)
+      if (in >= 0) c[in].push_back(static_cast<int>(n));
+  return c;
+}
+
+std::vector<int> Graph::producers() const {
+  std::vector<int> p(tensors.size(), -1);
+  for (std::size_t n = 0; n < nodes.size(); ++n)
+    for (int out : nodes[n].outputs)
+      if (out >= 0) p[out] = static_cast<int>(n);
+  return p;
+}
+
+bool Graph::is_graph_output(int tensor) const {
+  for (int o : outputs)
+    if (o == tensor) return true;
+  return false;
+}
+
+Status verify(const Graph& g) {
+  const int nt = static_cast<int>(g.tensors.size());
+  std::vector<char> defined(nt, 0);
+  for (int i : g.inputs) {
+    if (i < 0 || i >= nt) return Err("verify: graph input id %d out of range", i);
+    defined[i] = 1;
+  }
+  for (int i = 0; i < nt; ++i)
+    if (g.tensors[i].is_const()) defined[i] = 1;
+  for (const Node& n : g.nodes) {
+    for (int in : n.inputs) {
+      if (in >= nt) return Err("verify: node %s input id %d out of range", n.name.c_str(), in);
+      if (in >= 0 && !defined[in])
+        return Err("verify: node %s reads %s before it is produced", n.name.c_str(),
+                   g.tensors[in].name.c_str());
+    }
+    for (int out : n.outputs) {
+      if (out < 0) continue;
+      if (out >= nt) return Err("verify: node %s output id %d out of range", n.name.c_str(), out);
+      if (g.tensors[out].is_const())
+        return Err("verify: node %s writes constant %s", n.name.c_str(),
+                   g.tensors[out].name.c_str());
+      if (defined[out] == 2 || (defined[out] == 1))
+        return Err("verify: tensor %s has more than one producer", g.tensors[out].name.c_str());
+      defined[out] = 2;
+    }
+  }
+  for (int o : g.outputs) {
+    if (o < 0 || o >= nt || !defined[o]) return Err("verify: graph output %d is never produced", o);
+  }
+  return Status::Ok();
+}
+
+std::string print_graph(const Graph& g) {
+  std::ostringstream os;
+  auto tensor_str = [&](int id) {
+    if (id < 0) return std::string("-");
+    const Tensor& t = g.tensors[id];
+    std::string s = t.name + ":" + dtype_name(t.dtype) + shape_str(t.shape);
+    if (t.layout == Layout::nhwc) s += "@nhwc";
+    if (t.is_const()) s += "(const)";
+    return s;
+  };
+  os << "inputs:";
+  for (int i : g.inputs) os << " " << tensor_str(i);
+  os << "\n";
+  for (const Node& n : g.nodes) {
+    os << "  " << op_name(n.op) << " " << n.name << " (";
+    for (std::size_t k = 0; k < n.inputs.size(); ++k) os << (k ? ", " : "") << tensor_str(n.inputs[k]);
+    os << ") -> (";
+    for (std::size_t k = 0; k < n.outputs.size(); ++k)
+      os << (k ? ", " : "") << tensor_str(n.outputs[k]);
+    os << ")";
+    for (const auto& [k, a] : n.attrs) {
+      os << " " << k << "=";
+      switch (a.kind) {
+        case Attr::i: os << a.int_v; break;
+        case Attr::f: os << a.float_v; break;
+        case Attr::s: os << a.str_v; break;
+        case Attr::ints:
+          os << "[";
+          for (std::size_t j = 0; j < a.ints_v.size(); ++j) os << (j ? "," : "") << a.ints_v[j];
+          os << "]";
+          break;
+        case Attr::floats: os << "[" << a.floats_v.size() << " floats]"; break;
+        default: os << "?";
+      }
+    }
+    os << "\n";
+  }
+  os << "outputs:";
+  for (int o : g.outputs) os << " " << tensor_str(o);
+  os << "\n";
+  return os.str();
+}
+
+}  // namespace systolic::ir

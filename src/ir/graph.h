@@ -1,0 +1,106 @@
+// The IR: typed tensors (shape, layout, optional constant data), nodes and a graph.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/dtype.h"
+
+namespace systolic::ir {
+
+enum class Op : uint16_t {
+#define OP(name) name,
+#include "ir/ops.inc"
+#undef OP
+};
+const char* op_name(Op op);
+std::optional<Op> op_from_name(const std::string& name);
+
+// Physical order of a 4-D activation. Shapes are always logical (ONNX's NCHW).
+enum class Layout : uint8_t { plain = 0, nhwc = 1 };
+
+using Shape = std::vector<int64_t>;
+int64_t num_elements(const Shape& s);
+std::string shape_str(const Shape& s);
+
+struct Tensor {
+  std::string name;
+  DType dtype = DType::undefined;
+  Shape shape;
+  bool shape_known = false;
+  Layout layout = Layout::plain;
+  std::shared_ptr<std::vector<uint8_t>> data;  // set for constants
+  int64_t arena_offset = -1;                    // set by memory planning for activations
+
+  bool is_const() const { return data != nullptr; }
+  int64_t numel() const { return num_elements(shape); }
+  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype); }
+  template <typename T>
+  const T* as() const { return reinterpret_cast<const T*>(data->data()); }
+  template <typename T>
+  T* mut() { return reinterpret_cast<T*>(data->data()); }
+};
+
+struct Attr {
+  enum Kind : uint8_t { none, i, f, s, ints, floats, tensor } kind = none;
+  int64_t int_v = 0;
+  float float_v = 0.f;
+  std::string str_v;
+  std::vector<int64_t> ints_v;
+  std::vector<float> floats_v;
+  std::shared_ptr<Tensor> tensor_v;
+};
+
+struct Node {
+  Op op = Op::Identity;
+  std::string name;
+  std::map<std::string, Attr> attrs;
+  std::vector<int> inputs;   // tensor ids; -1 for an omitted optional input
+  std::vector<int> outputs;  // tensor ids; -1 for an omitted optional output
+
+  bool has(const std::string& k) const { return attrs.count(k) != 0; }
+  int64_t i(const std::string& k, int64_t def) const;
+  float f(const std::string& k, float def) const;
+  std::string s(const std::string& k, const std::string& def) const;
+  std::vector<int64_t> ints(const std::string& k, std::vector<int64_t> def = {}) const;
+  void set_i(const std::string& k, int64_t v);
+  void set_f(const std::string& k, float v);
+  void set_ints(const std::string& k, std::vector<int64_t> v);
+  int in(std::size_t idx) const { return idx < inputs.size() ? inputs[idx] : -1; }
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  int opset = 13;
+  int64_t arena_bytes = -1;  // set by memory planning
+
+  int add_tensor(Tensor t);
+  int add_const(const std::string& name, DType dtype, Shape shape, std::vector<uint8_t> bytes);
+  int add_const_f32(const std::string& name, Shape shape, const std::vector<float>& v);
+  int add_const_i64(const std::string& name, Shape shape, const std::vector<int64_t>& v);
+  Tensor& t(int id) { return tensors[id]; }
+  const Tensor& t(int id) const { return tensors[id]; }
+  // Unique tensor name derived from `base`.
+  std::string fresh_name(const std::string& base);
+  // For each tensor: the nodes consuming it (index into nodes). Recompute after edits.
+  std::vector<std::vector<int>> consumers() const;
+  std::vector<int> producers() const;
+  bool is_graph_output(int tensor) const;
+  std::size_t name_counter = 0;
+};
+
+// Checks the invariants passes rely on: ids in range, topological order, one producer per
+// tensor, constants not produced by nodes. Used after every pass in debug builds and tests.
+Status verify(const Graph& g);
+
+// Human-readable listing, one node a line (for --dump-passes).
+std::string print_graph(const Graph& g);
+
+}  // namespace systolic::ir

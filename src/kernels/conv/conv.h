@@ -1,0 +1,64 @@
+// Convolution family contract (2-D, fp32, ONNX Conv semantics, fused epilogue).
+//
+//   dst[n,oy,ox,k] = act( sum_{ky,kx,c} src[n, oy*sh - pad_t + ky*dh, ox*sw - pad_l + kx*dw, g*icg + c]
+//                                        * w[k, c, ky, kx]
+//                         + bias[k] + residual[n,oy,ox,k] )
+//   with g = k / ocg, icg = ic/groups, ocg = oc/groups; out-of-range src reads are 0.
+//
+// Optimized kernels work on NHWC activations (pixel stride given, so a kernel can read a channel
+// slice of a bigger tensor or write into one, as Concat needs) and on weights packed at compile
+// time by conv_pack(). The reference kernels are the oracle; conv_ref_nchw is the plain ONNX form.
+#pragma once
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <string>
+
+#include "base/cpu.h"
+#include "kernels/epilogue.h"
+
+namespace systolic::kernels {
+
+struct ConvParams {
+  int n = 1, ih = 1, iw = 1, ic = 1;  // input
+  int oh = 1, ow = 1, oc = 1;         // output (computed by the caller, incl. pads)
+  int kh = 1, kw = 1;
+  int sh = 1, sw = 1;
+  int dh = 1, dw = 1;
+  int pad_t = 0, pad_l = 0;
+  int groups = 1;
+  // NHWC only: elements between consecutive pixels (0 means dense: ic / oc / oc).
+  int src_stride = 0, dst_stride = 0, res_stride = 0;
+};
+
+struct ConvArgs {
+  const float* src = nullptr;
+  const float* weights = nullptr;   // packed by conv_pack for the chosen kernel
+  const float* bias = nullptr;      // [oc] or null
+  const float* residual = nullptr;  // NHWC like dst, or null; added before act
+  float* dst = nullptr;
+  Epilogue epilogue;
+  float* workspace = nullptr;       // conv_workspace_size() bytes, 64-byte aligned
+};
+
+struct ConvKernel {
+  const char* name;
+  // Returns false (and says why in *why) when this kernel cannot run the problem here.
+  bool (*accepts)(const ConvParams&, const CpuFeatures&, std::string* why);
+  std::size_t (*packed_floats)(const ConvParams&);
+  void (*pack)(const ConvParams&, const float* w_oihw, float* packed);
+  std::size_t (*workspace_bytes)(const ConvParams&);
+  void (*run)(const ConvParams&, const ConvArgs&, pthreadpool_t);
+};
+
+// All kernels, fastest first, reference last (from conv.inc).
+const ConvKernel* conv_kernels(std::size_t* count);
+// First kernel that accepts; appends one line per rejected kernel to *log when given.
+const ConvKernel* conv_select(const ConvParams&, const CpuFeatures&, std::string* log = nullptr);
+const ConvKernel* conv_find(const std::string& name);
+
+// Plain NCHW reference with the same math (dense tensors, strides ignored).
+void conv_ref_nchw(const ConvParams&, const float* src, const float* w_oihw, const float* bias,
+                   const float* residual, const Epilogue&, float* dst);
+
+}  // namespace systolic::kernels

@@ -1,0 +1,177 @@
+// Implicit-GEMM NHWC conv driver over a vector traits struct: weight packing into NR-channel
+// panels, per-tile row-pointer (indirection) setup, cache blocking and threading.
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/conv/conv.h"
+#include "kernels/gemm/igemm_microkernel.h"
+
+namespace systolic::kernels::igemm {
+
+constexpr int ceil_div(long a, long b) { return static_cast<int>((a + b - 1) / b); }
+
+// Packed layout: [group][panel][ky][kx][c][NR], channels past ocg zero in the last panel.
+template <int NR>
+std::size_t packed_floats(const ConvParams& p) {
+  const int icg = p.ic / p.groups, ocg = p.oc / p.groups;
+  return std::size_t(p.groups) * ceil_div(ocg, NR) * p.kh * p.kw * icg * NR;
+}
+
+template <int NR>
+void pack(const ConvParams& p, const float* w, float* out) {
+  const int icg = p.ic / p.groups, ocg = p.oc / p.groups;
+  for (int g = 0; g < p.groups; ++g)
+    for (int pn = 0; pn < ceil_div(ocg, NR); ++pn)
+      for (int ky = 0; ky < p.kh; ++ky)
+        for (int kx = 0; kx < p.kw; ++kx)
+          for (int c = 0; c < icg; ++c)
+            for (int r = 0; r < NR; ++r) {
+              const int k = pn * NR + r;
+              *out++ = k < ocg ? w[((std::size_t(g * ocg + k) * icg + c) * p.kh + ky) * p.kw + kx]
+                               : 0.f;
+            }
+}
+
+// Kernel rows up to this many floats (kw * icg) are merged into one tap when contiguous.
+constexpr int kMaxMerge = 64;
+
+// The zero row that padded taps point at (one merged kernel row long at least).
+inline std::size_t workspace_bytes(const ConvParams& p) {
+  return (std::size_t(p.ic / p.groups) * p.kw + 16) * sizeof(float);
+}
+
+// The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
+namespace {
+
+// Everything a tile needs, computed once per run.
+struct Ctx {
+  ConvParams p;
+  ConvArgs a;
+  long ss, ds, rs;  // pixel strides
+  int icg, ocg, taps, panels_g;
+  bool direct;  // 1x1, stride 1, no pad: pixel m of dst reads pixel m of src
+  bool merge;   // dense src, one group, no x dilation, short rows: merge kx into c
+};
+
+template <class T, int R, int NV>
+void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o) {
+  const ConvParams& p = x.p;
+  const float* src = x.a.src + g * x.icg;
+  if (x.direct) {
+    igemm_tile<T, R, NV>(1, x.icg, w, [&](int, const float** r) {
+      for (int i = 0; i < R; ++i) r[i] = src + (m + i) * x.ss;
+    }, o);
+    return;
+  }
+  const float* zero = x.a.workspace;
+  const float* base[R];
+  int iy0[R], ix0[R];
+  const long hw = long(p.oh) * p.ow;
+  for (int i = 0; i < R; ++i) {
+    const long pix = m + i, img = pix / hw, rem = pix - img * hw;
+    const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
+    iy0[i] = oy * p.sh - p.pad_t;
+    ix0[i] = ox * p.sw - p.pad_l;
+    base[i] = src + img * p.ih * p.iw * x.ss;
+  }
+  if (x.merge) {  // a kernel row is kw*icg contiguous floats: one long tap per ky
+    const int len = p.kw * x.icg;
+    float buf[R][kMaxMerge];  // rows that cross the left/right edge, zero-padded
+    int ky = 0;
+    igemm_tile<T, R, NV>(p.kh, len, w, [&](int, const float** r) {
+      const int dy = ky++ * p.dh;
+      for (int i = 0; i < R; ++i) {
+        const int iy = iy0[i] + dy;
+        if (unsigned(iy) >= unsigned(p.ih)) {
+          r[i] = zero;
+        } else if (ix0[i] >= 0 && ix0[i] + p.kw <= p.iw) {
+          r[i] = base[i] + (long(iy) * p.iw + ix0[i]) * x.ss;
+        } else {
+          const float* row = base[i] + long(iy) * p.iw * x.ss;
+          for (int kx = 0; kx < p.kw; ++kx) {
+            const int ix = ix0[i] + kx;
+            for (int c = 0; c < x.icg; ++c)
+              buf[i][kx * x.icg + c] = unsigned(ix) < unsigned(p.iw) ? row[long(ix) * x.ss + c] : 0.f;
+          }
+          r[i] = buf[i];
+        }
+      }
+    }, o);
+    return;
+  }
+  int ky = 0, kx = 0;
+  igemm_tile<T, R, NV>(x.taps, x.icg, w, [&](int, const float** r) {
+    const int dy = ky * p.dh, dx = kx * p.dw;
+    for (int i = 0; i < R; ++i) {
+      const int iy = iy0[i] + dy, ix = ix0[i] + dx;
+      r[i] = unsigned(iy) < unsigned(p.ih) && unsigned(ix) < unsigned(p.iw)
+                 ? base[i] + (long(iy) * p.iw + ix) * x.ss
+                 : zero;
+    }
+    if (++kx == p.kw) kx = 0, ++ky;
+  }, o);
+}
+
+// Picks the R = rows instantiation (R = 1..MR) at run time.
+template <class T, int R, int NV>
+void tile_rows(int rows, const Ctx& x, long m, int g, const float* w, const TileOut& o) {
+  if constexpr (R > 1)
+    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, m, g, w, o);
+  tile<T, R, NV>(x, m, g, w, o);
+}
+
+template <class T, int MR, int NV>
+void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
+  constexpr int NR = NV * T::W;
+  Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
+        p.res_stride ? p.res_stride : p.oc, p.ic / p.groups, p.oc / p.groups, p.kh * p.kw, 0,
+        false, false};
+  x.panels_g = ceil_div(x.ocg, NR);
+  x.direct = x.taps == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 && p.pad_l == 0 &&
+             p.ih == p.oh && p.iw == p.ow;
+  x.merge = !x.direct && p.groups == 1 && x.ss == p.ic && p.dw == 1 && p.kw > 1 &&
+            p.kw * x.icg <= kMaxMerge;
+  std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
+  const long M = long(p.n) * p.oh * p.ow;
+  const long K = long(x.taps) * x.icg;
+  const int panels = p.groups * x.panels_g;
+  // M block: the input rows it reads stay in L2 while every weight panel sweeps over them.
+  constexpr long kL2Budget = 192 * 1024;
+  long mc = std::max<long>(MR * 8, kL2Budget / (long(x.icg) * 4) / MR * MR);
+  if (mc >= M) mc = M;
+  // Enough tasks for the pool to balance: split M further, then the panels.
+  const long threads = long(pthreadpool_get_threads_count(pool));
+  const long want = threads > 1 ? 4 * threads : 1;
+  if (ceil_div(M, mc) * long(panels) < want) {
+    const long mb = std::max<long>(1, ceil_div(want, panels));
+    mc = std::max<long>(MR, ceil_div(ceil_div(M, mb), MR) * long(MR));
+  }
+  const long mblocks = ceil_div(M, mc);
+  const long pb = std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
+  // Pixel-outer order when the task's weights fit in L2 with room for the input block.
+  const bool pixel_outer = pb * K * NR * 4 <= kL2Budget;
+  auto task = [&](std::size_t mb, std::size_t p0, std::size_t pc) {
+    const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc);
+    auto one = [&](std::size_t pp, long m) {
+      const int g = int(pp) / x.panels_g, n0 = (int(pp) % x.panels_g) * NR;
+      const long ch = long(g) * x.ocg + n0;
+      const TileOut o{a.dst + m * x.ds + ch, x.ds,
+                      a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
+                      a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue};
+      tile_rows<T, MR, NV>(int(std::min<long>(MR, m1 - m)), x, m, g, a.weights + pp * K * NR, o);
+    };
+    if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
+      for (long m = m0; m < m1; m += MR)
+        for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, m);
+    } else {  // one panel stays in L1/L2 while the pixels stream past it
+      for (std::size_t pp = p0; pp < p0 + pc; ++pp)
+        for (long m = m0; m < m1; m += MR) one(pp, m);
+    }
+  };
+  pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(mblocks), std::size_t(panels),
+                                     std::size_t(pb));
+}
+
+}  // namespace
+}  // namespace systolic::kernels::igemm

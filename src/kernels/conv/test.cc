@@ -1,0 +1,238 @@
+// Every conv kernel in conv.inc against conv_ref_nchw on random shapes, epilogues and strides.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "base/cpu.h"
+#include "base/threadpool.h"
+#include "kernels/conv/conv.h"
+
+namespace systolic::kernels {
+namespace {
+
+struct Shape {
+  int n = 1, ic = 1, ih = 1, iw = 1, oc = 1, kh = 1, kw = 1, s = 1, d = 1;
+  int pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+};
+
+ConvParams make(const Shape& s) {
+  ConvParams p;
+  p.n = s.n, p.ic = s.ic, p.ih = s.ih, p.iw = s.iw, p.oc = s.oc, p.kh = s.kh, p.kw = s.kw;
+  p.sh = p.sw = s.s, p.dh = p.dw = s.d, p.pad_t = s.pt, p.pad_l = s.pl, p.groups = s.groups;
+  p.oh = (s.ih + s.pt + s.pb - s.d * (s.kh - 1) - 1) / s.s + 1;
+  p.ow = (s.iw + s.pl + s.pr - s.d * (s.kw - 1) - 1) / s.s + 1;
+  return p;
+}
+
+std::vector<float> random(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// NCHW <-> NHWC with a pixel stride and channel offset on the NHWC side.
+void to_nhwc(const float* src, int n, int c, int hw, long stride, int off, float* dst) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < c; ++k)
+      for (int q = 0; q < hw; ++q) dst[(long(i) * hw + q) * stride + off + k] = src[(long(i) * c + k) * hw + q];
+}
+void to_nchw(const float* src, int n, int c, int hw, long stride, int off, float* dst) {
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < c; ++k)
+      for (int q = 0; q < hw; ++q) dst[(long(i) * c + k) * hw + q] = src[(long(i) * hw + q) * stride + off + k];
+}
+
+struct Options {
+  Epilogue ep;
+  bool bias = true, residual = false;
+  int src_pad = 0, dst_pad = 0, res_pad = 0;  // extra channels around the slice (pixel stride)
+  int threads = 1;
+};
+
+// Max |got - want| / tolerance over all outputs; > 1 fails.
+double worst(const std::vector<float>& got, const std::vector<float>& want, long K) {
+  double w = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double tol = 1e-5 * std::sqrt(double(K)) * (1.0 + std::fabs(want[i]));
+    const double e = std::isfinite(got[i]) ? std::fabs(got[i] - want[i]) / tol : 1e30;
+    w = std::max(w, e);
+  }
+  return w;
+}
+
+std::set<std::string>& skipped() {
+  static std::set<std::string> s;
+  return s;
+}
+
+// Runs every kernel of the list that accepts the shape here; returns how many ran.
+int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
+  const ConvParams base = make(shape);
+  const int icg = base.ic / base.groups;
+  const long K = long(icg) * base.kh * base.kw;
+  const int ihw = base.ih * base.iw, ohw = base.oh * base.ow;
+  const auto src = random(std::size_t(base.n) * base.ic * ihw, seed);
+  const auto w = random(std::size_t(base.oc) * K, seed + 1);
+  const auto bias = random(base.oc, seed + 2);
+  const auto res = random(std::size_t(base.n) * base.oc * ohw, seed + 3);
+  std::vector<float> want(res.size());
+  conv_ref_nchw(base, src.data(), w.data(), o.bias ? bias.data() : nullptr,
+                o.residual ? res.data() : nullptr, o.ep, want.data());
+
+  ConvParams p = base;
+  p.src_stride = o.src_pad ? base.ic + 2 * o.src_pad : 0;
+  p.dst_stride = o.dst_pad ? base.oc + 2 * o.dst_pad : 0;
+  p.res_stride = o.res_pad ? base.oc + 2 * o.res_pad : 0;
+  const long ss = p.src_stride ? p.src_stride : p.ic, ds = p.dst_stride ? p.dst_stride : p.oc,
+             rs = p.res_stride ? p.res_stride : p.oc;
+  std::vector<float> src_nhwc(std::size_t(base.n) * ihw * ss, NAN), res_nhwc(res.size() / base.oc * rs, NAN);
+  to_nhwc(src.data(), base.n, base.ic, ihw, ss, o.src_pad, src_nhwc.data());
+  to_nhwc(res.data(), base.n, base.oc, ohw, rs, o.res_pad, res_nhwc.data());
+  ThreadPool pool = make_thread_pool(o.threads);
+
+  std::size_t count;
+  const ConvKernel* all = conv_kernels(&count);
+  int ran = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    const ConvKernel& kern = all[k];
+    std::string why;
+    if (!kern.accepts(p, host_cpu(), &why)) {
+      if (skipped().insert(std::string(kern.name) + ": " + why).second)
+        std::printf("note: %s skipped: %s\n", kern.name, why.c_str());
+      continue;
+    }
+    std::vector<float> packed(kern.packed_floats(p) + 1);
+    kern.pack(p, w.data(), packed.data());
+    const std::size_t ws = kern.workspace_bytes(p);
+    std::unique_ptr<float, decltype(&std::free)> work(
+        static_cast<float*>(ws ? std::aligned_alloc(64, (ws + 63) / 64 * 64) : nullptr), std::free);
+    std::vector<float> dst(std::size_t(base.n) * ohw * ds, -7.f);
+    ConvArgs a;
+    a.src = src_nhwc.data() + o.src_pad;
+    a.weights = packed.data();
+    a.bias = o.bias ? bias.data() : nullptr;
+    a.residual = o.residual ? res_nhwc.data() + o.res_pad : nullptr;
+    a.dst = dst.data() + o.dst_pad;
+    a.epilogue = o.ep;
+    a.workspace = work.get();
+    kern.run(p, a, pool.get());
+    std::vector<float> got(want.size());
+    to_nchw(dst.data(), base.n, base.oc, ohw, ds, o.dst_pad, got.data());
+    EXPECT_LE(worst(got, want, K), 1.0) << kern.name << " ic=" << p.ic << " oc=" << p.oc
+                                        << " " << p.kh << "x" << p.kw << " s" << p.sh << " g"
+                                        << p.groups << " act=" << int(o.ep.act);
+    // Nothing outside the destination slice was written.
+    long outside = 0;
+    for (long q = 0; q < long(base.n) * ohw; ++q)
+      for (long c = 0; c < ds; ++c)
+        outside += (c < o.dst_pad || c >= o.dst_pad + p.oc) && dst[q * ds + c] != -7.f;
+    EXPECT_EQ(outside, 0) << kern.name << " wrote outside the dst slice";
+    ++ran;
+  }
+  return ran;
+}
+
+TEST(Conv, Basic) {
+  EXPECT_GE(check({.ic = 7, .ih = 9, .iw = 11, .oc = 17, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}), 2);
+  check({.ic = 1, .ih = 5, .iw = 5, .oc = 1, .kh = 3, .kw = 3});
+  check({.ic = 3, .ih = 6, .iw = 7, .oc = 3, .kh = 1, .kw = 1});
+  check({.ic = 1000, .ih = 3, .iw = 2, .oc = 7, .kh = 1, .kw = 1});
+  check({.ic = 17, .ih = 3, .iw = 5, .oc = 1000, .kh = 1, .kw = 1});
+  check({.n = 2, .ic = 16, .ih = 7, .iw = 7, .oc = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+}
+
+TEST(Conv, StridesPadsDilation) {
+  check({.ic = 3, .ih = 29, .iw = 31, .oc = 64, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3});
+  check({.ic = 5, .ih = 13, .iw = 11, .oc = 19, .kh = 3, .kw = 3, .s = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+  check({.ic = 8, .ih = 12, .iw = 9, .oc = 24, .kh = 3, .kw = 2, .s = 2, .pt = 0, .pl = 2, .pb = 1, .pr = 0});
+  check({.ic = 6, .ih = 11, .iw = 13, .oc = 18, .kh = 3, .kw = 3, .d = 2, .pt = 2, .pl = 1, .pb = 2, .pr = 3});
+  check({.ic = 4, .ih = 3, .iw = 3, .oc = 5, .kh = 5, .kw = 5, .pt = 4, .pl = 4, .pb = 4, .pr = 4});
+  check({.ic = 64, .ih = 15, .iw = 15, .oc = 64, .kh = 1, .kw = 1, .s = 2});
+}
+
+TEST(Conv, Groups) {
+  check({.ic = 6, .ih = 7, .iw = 9, .oc = 9, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 3});
+  check({.ic = 34, .ih = 6, .iw = 5, .oc = 34, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .groups = 2});
+  check({.ic = 64, .ih = 5, .iw = 5, .oc = 128, .kh = 1, .kw = 1, .groups = 2});
+}
+
+TEST(Conv, Depthwise) {
+  std::string log;
+  ConvParams dwp = make({.ic = 32, .ih = 8, .iw = 8, .oc = 32, .kh = 3, .kw = 3, .groups = 32});
+  const ConvKernel* k = conv_select(dwp, host_cpu(), &log);
+  ASSERT_NE(k, nullptr);
+  if (host_cpu().has_avx2_fma()) {
+    EXPECT_NE(std::string(k->name).find("dw"), std::string::npos) << log;
+  }
+  EXPECT_EQ(conv_find(k->name), k);
+  for (int c : {1, 3, 17, 32, 40, 100}) {
+    check({.ic = c, .ih = 9, .iw = 10, .oc = c, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = c});
+    check({.ic = c, .ih = 11, .iw = 9, .oc = c, .kh = 5, .kw = 5, .s = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .groups = c});
+  }
+  check({.n = 2, .ic = 24, .ih = 9, .iw = 7, .oc = 24, .kh = 3, .kw = 3, .s = 2, .d = 2, .pt = 0, .pl = 3, .pb = 2, .pr = 1, .groups = 24});
+  check({.ic = 8, .ih = 7, .iw = 7, .oc = 16, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 8});  // multiplier 2
+}
+
+TEST(Conv, Gemm) {
+  for (int m : {1, 3, 16}) check({.n = m, .ic = 2048, .oc = 1000});
+  check({.n = 7, .ic = 5, .oc = 33});
+}
+
+TEST(Conv, Epilogues) {
+  const Shape s{.ic = 16, .ih = 7, .iw = 9, .oc = 24, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  const Shape t{.ic = 16, .ih = 7, .iw = 9, .oc = 21, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  const Shape dws{.ic = 21, .ih = 7, .iw = 9, .oc = 21, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 21};
+  const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, 0.f, 0.5f}, {Act::leaky_relu, 0.1f},
+                          {Act::sigmoid}, {Act::hard_sigmoid, 0.2f, 0.5f}, {Act::hard_swish}, {Act::tanh}};
+  for (const Epilogue& e : eps)
+    for (bool res : {false, true})
+      for (const Shape& sh : {s, t, dws}) {
+        check(sh, {.ep = e, .bias = true, .residual = res});
+        check(sh, {.ep = e, .bias = false, .residual = res});
+      }
+}
+
+TEST(Conv, ChannelSlices) {
+  const Options o{.ep = {Act::relu}, .residual = true, .src_pad = 3, .dst_pad = 2, .res_pad = 5};
+  check({.ic = 7, .ih = 6, .iw = 5, .oc = 17, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+  check({.ic = 32, .ih = 6, .iw = 5, .oc = 40, .kh = 1, .kw = 1}, o);
+  check({.ic = 19, .ih = 6, .iw = 5, .oc = 19, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .groups = 19}, o);
+  check({.n = 3, .ic = 64, .oc = 50}, o);
+}
+
+TEST(Conv, TwoThreads) {
+  const Options o{.ep = {Act::relu}, .residual = true, .threads = 2};
+  check({.ic = 32, .ih = 14, .iw = 14, .oc = 48, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+  check({.ic = 64, .ih = 14, .iw = 14, .oc = 16, .kh = 1, .kw = 1}, o);
+  check({.n = 1, .ic = 512, .oc = 1000}, o);
+  check({.ic = 40, .ih = 9, .iw = 9, .oc = 40, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 40}, o);
+}
+
+TEST(Conv, SelectLogsRejections) {
+  std::string log;
+  CpuFeatures none;  // no vector ISA: only the reference remains
+  const ConvKernel* k = conv_select(make({.ic = 8, .ih = 4, .iw = 4, .oc = 8}), none, &log);
+  ASSERT_NE(k, nullptr);
+  EXPECT_STREQ(k->name, "conv_f32_ref");
+  EXPECT_NE(log.find("kernel conv_f32_igemm_6x16_avx2 rejected: needs avx2+fma"), std::string::npos) << log;
+  EXPECT_EQ(conv_find("no_such_kernel"), nullptr);
+}
+
+// The comparison must be able to fail: a wrong answer is caught.
+TEST(Conv, ComparatorCatchesErrors) {
+  std::vector<float> want(10, 1.f), got = want;
+  EXPECT_LE(worst(got, want, 100), 1.0);
+  got[3] += 0.01f;
+  EXPECT_GT(worst(got, want, 100), 1.0);
+}
+
+}  // namespace
+}  // namespace systolic::kernels

@@ -1,0 +1,143 @@
+// The fp32 indirect-GEMM microkernel (MR pixels x NR channels in registers, fused epilogue),
+// written once over a vector-ops traits struct (VecAvx2, VecAvx512) and instantiated per ISA.
+#pragma once
+#include "kernels/epilogue.h"
+
+#define SYSTOLIC_INLINE inline __attribute__((always_inline))
+
+namespace systolic::kernels {
+
+// Scalar activation over n floats, compiled without ISA flags (act_scalar.cc) so that ISA files
+// never emit their own copy of apply_act for the linker to pick.
+void apply_act_n(const Epilogue& e, float* x, int n);
+
+// Internal linkage: each ISA file keeps its own copy of these helpers.
+namespace {
+
+// Where and how one tile is written: dst/res rows are pixels (stride in floats), columns are
+// output channels; bias/res/dst already point at the tile's first channel.
+struct TileOut {
+  float* dst;
+  long dst_stride;
+  const float* res;  // or null
+  long res_stride;
+  const float* bias;  // or null
+  int nvalid;         // valid columns (<= NR); the packed weights are zero beyond them
+  Epilogue ep;
+};
+
+inline bool act_vectorized(Act a) {
+  return a == Act::none || a == Act::relu || a == Act::clip || a == Act::leaky_relu;
+}
+
+// Activation for the vectorized kinds; others are applied by scalar code after the store.
+template <class T>
+SYSTOLIC_INLINE typename T::V act_vec(typename T::V x, Act act, typename T::V a,
+                                      typename T::V b) {
+  switch (act) {
+    case Act::relu: return T::max(x, T::zero());
+    case Act::clip: return T::min(T::max(x, a), b);
+    case Act::leaky_relu: return T::leaky(x, a);
+    default: return x;
+  }
+}
+
+// Adds bias and residual, applies the activation and stores `rows` rows of NV vectors.
+template <class T, int MR, int NV>
+SYSTOLIC_INLINE void store_tile(typename T::V (&acc)[MR][NV], const TileOut& o) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  const bool full = o.nvalid == NV * W;
+  int nv[NV];
+  for (int j = 0; j < NV; ++j) {
+    int n = o.nvalid - j * W;
+    nv[j] = n < 0 ? 0 : (n > W ? W : n);
+  }
+  if (o.bias) {
+    V b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = full ? T::load(o.bias + j * W) : T::load_n(o.bias + j * W, nv[j]);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = T::add(acc[i][j], b[j]);
+  }
+  const bool vec_act = act_vectorized(o.ep.act);
+  const V va = T::set1(o.ep.a), vb = T::set1(o.ep.b);
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    float* d = o.dst + i * o.dst_stride;
+    const float* r = o.res ? o.res + i * o.res_stride : nullptr;
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) {
+      V x = acc[i][j];
+      if (r) x = T::add(x, full ? T::load(r + j * W) : T::load_n(r + j * W, nv[j]));
+      if (vec_act) x = act_vec<T>(x, o.ep.act, va, vb);
+      if (full) T::store(d + j * W, x);
+      else if (nv[j] > 0) T::store_n(d + j * W, x, nv[j]);
+    }
+    if (!vec_act) apply_act_n(o.ep, d, o.nvalid);
+  }
+}
+
+// acc[MR][NV] = sum over taps t, channels c < kc of rows(t)[i][c] * w[t][c][0..NR).
+// rows(t, p) fills p[0..MR) with the MR pixel row pointers of tap t (a zero row when padded).
+// Small tiles split the c loop over KU accumulator sets so the FMA latency stays hidden (GEMV).
+template <class T, int MR, int NV, class Rows>
+SYSTOLIC_INLINE void igemm_tile(int taps, int kc, const float* w, Rows&& rows, const TileOut& o) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  constexpr int NR = NV * W;
+  constexpr int KU = MR * NV >= 8 ? 1 : (MR * NV >= 4 ? 2 : 4);
+  V acc[KU][MR][NV];
+#pragma GCC unroll 4
+  for (int u = 0; u < KU; ++u)
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[u][i][j] = T::zero();
+  for (int t = 0; t < taps; ++t) {
+    const float* p[MR];
+    rows(t, p);
+    int c = 0;
+    if constexpr (KU > 1) {
+      for (; c + KU <= kc; c += KU) {
+#pragma GCC unroll 4
+        for (int u = 0; u < KU; ++u) {
+          V b[NV];
+#pragma GCC unroll 8
+          for (int j = 0; j < NV; ++j) b[j] = T::load(w + u * NR + j * W);
+#pragma GCC unroll 16
+          for (int i = 0; i < MR; ++i) {
+            const V a = T::bcast(p[i] + c + u);
+#pragma GCC unroll 8
+            for (int j = 0; j < NV; ++j) acc[u][i][j] = T::fma(a, b[j], acc[u][i][j]);
+          }
+        }
+        w += KU * NR;
+      }
+    }
+    for (; c < kc; ++c) {
+      V b[NV];
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) b[j] = T::load(w + j * W);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        const V a = T::bcast(p[i] + c);
+#pragma GCC unroll 8
+        for (int j = 0; j < NV; ++j) acc[0][i][j] = T::fma(a, b[j], acc[0][i][j]);
+      }
+      w += NR;
+    }
+  }
+#pragma GCC unroll 4
+  for (int u = 1; u < KU; ++u)
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[0][i][j] = T::add(acc[0][i][j], acc[u][i][j]);
+  store_tile<T, MR, NV>(acc[0], o);
+}
+
+}  // namespace
+}  // namespace systolic::kernels

@@ -1,0 +1,39 @@
+// 8-lane fp32 vector ops (AVX2+FMA) for the shared kernel templates; include only from *_avx2.cc.
+#pragma once
+#include <immintrin.h>
+
+namespace systolic::kernels {
+
+struct VecAvx2 {
+  using V = __m256;
+  static constexpr int W = 8;
+  static V zero() { return _mm256_setzero_ps(); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  // x < 0 ? alpha*x : x
+  static V leaky(V x, V alpha) {
+    return _mm256_blendv_ps(x, _mm256_mul_ps(x, alpha), _mm256_cmp_ps(x, zero(), _CMP_LT_OQ));
+  }
+  // Lane mask with the first n (0..8) lanes set.
+  static __m256i mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  // Loads the first n lanes (others 0) / stores the first n lanes; never touches the rest.
+  static V load_n(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
+  static void store_n(float* p, V v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+  static float hsum(V v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+};
+
+}  // namespace systolic::kernels

@@ -1,0 +1,103 @@
+// NHWC max/avg pooling over a vector traits struct: channel vectors, valid-tap ranges computed
+// per output pixel (so pads cost nothing), a linear loop for global pooling.
+#pragma once
+#include <algorithm>
+#include <limits>
+
+#include "kernels/pool/pool.h"
+
+namespace systolic::kernels::pool {
+namespace {
+
+// [lo, hi): tap indices k < taps with 0 <= base + k*d < size.
+inline void tap_range(int base, int d, int size, int taps, int* lo, int* hi) {
+  const int l = base >= 0 ? 0 : (-base + d - 1) / d;
+  const int h = size - base <= 0 ? 0 : (size - base + d - 1) / d;
+  *lo = std::min(l, taps);
+  *hi = std::max(*lo, std::min(h, taps));
+}
+
+// Channels [c, c + NB*W) of one output pixel (last vector holds `tail` lanes); `at(ky, kx)` gives
+// the source pixel of a valid tap.
+template <class T, int NB, class At>
+inline void block(bool is_max, float scale, int c, int tail, int ky0, int ky1, int kx0, int kx1,
+                  At&& at, float* d) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  auto ld = [&](const float* q, int v) {
+    return v == NB - 1 && tail < W ? T::load_n(q + v * W, tail) : T::load(q + v * W);
+  };
+  V acc[NB];
+  const V init = is_max ? T::set1(-std::numeric_limits<float>::infinity()) : T::zero();
+  for (int v = 0; v < NB; ++v) acc[v] = init;
+  for (int ky = ky0; ky < ky1; ++ky)
+    for (int kx = kx0; kx < kx1; ++kx) {
+      const float* s = at(ky, kx) + c;
+      if (is_max) {
+#pragma GCC unroll 4
+        for (int v = 0; v < NB; ++v) acc[v] = T::max(acc[v], ld(s, v));
+      } else {
+#pragma GCC unroll 4
+        for (int v = 0; v < NB; ++v) acc[v] = T::add(acc[v], ld(s, v));
+      }
+    }
+  const V vs = T::set1(scale);
+#pragma GCC unroll 4
+  for (int v = 0; v < NB; ++v) {
+    const V x = is_max ? acc[v] : T::mul(acc[v], vs);
+    if (v == NB - 1 && tail < W) T::store_n(d + c + v * W, x, tail);
+    else T::store(d + c + v * W, x);
+  }
+}
+
+template <class T, class At>
+inline void channels(bool is_max, float scale, int c0, int c1, int ky0, int ky1, int kx0, int kx1,
+                     At&& at, float* d) {
+  constexpr int W = T::W, NB = 4;
+  int c = c0;
+  for (; c + NB * W <= c1; c += NB * W) block<T, NB>(is_max, scale, c, W, ky0, ky1, kx0, kx1, at, d);
+  for (; c < c1; c += W) block<T, 1>(is_max, scale, c, std::min(W, c1 - c), ky0, ky1, kx0, kx1, at, d);
+}
+
+template <class T>
+void run(const PoolParams& p, const float* src, float* dst, pthreadpool_t pool) {
+  const long ss = p.src_stride ? p.src_stride : p.c, ds = p.dst_stride ? p.dst_stride : p.c;
+  const bool is_max = p.kind == PoolKind::max;
+  const long pixels = long(p.n) * p.oh * p.ow;
+  // Few output pixels (global pooling): split the channels too, so every thread has work.
+  const int ctile = pixels >= 16 ? p.c : std::max(4 * T::W, (p.c / 8 + T::W - 1) / T::W * T::W);
+  const bool global = p.kh == p.ih && p.kw == p.iw && p.oh == 1 && p.ow == 1 && p.pad_t == 0 &&
+                      p.pad_l == 0 && p.dh == 1 && p.dw == 1;
+  auto task = [&](std::size_t pix, std::size_t c0, std::size_t cn) {
+    const int n = int(long(pix) / (long(p.oh) * p.ow)), rem = int(long(pix) % (long(p.oh) * p.ow));
+    const int oy = rem / p.ow, ox = rem % p.ow;
+    float* d = dst + long(pix) * ds;
+    const float* img = src + long(n) * p.ih * p.iw * ss;
+    if (global) {  // one linear run over the image's pixels
+      const float scale = 1.f / float(long(p.ih) * p.iw);
+      channels<T>(is_max, scale, int(c0), int(c0 + cn), 0, 1, 0, p.ih * p.iw,
+                  [&](int, int i) { return img + long(i) * ss; }, d);
+      return;
+    }
+    const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+    int ky0, ky1, kx0, kx1;
+    tap_range(iy0, p.dh, p.ih, p.kh, &ky0, &ky1);
+    tap_range(ix0, p.dw, p.iw, p.kw, &kx0, &kx1);
+    long count = long(ky1 - ky0) * (kx1 - kx0);
+    if (p.count_include_pad) {
+      int py0, py1, px0, px1;
+      tap_range(iy0 + p.pad_t, p.dh, p.ih + p.pad_t + p.pad_b, p.kh, &py0, &py1);
+      tap_range(ix0 + p.pad_l, p.dw, p.iw + p.pad_l + p.pad_r, p.kw, &px0, &px1);
+      count = long(py1 - py0) * (px1 - px0);
+    }
+    const float scale = count ? 1.f / float(count) : 0.f;
+    channels<T>(is_max, scale, int(c0), int(c0 + cn), ky0, ky1, kx0, kx1, [&](int ky, int kx) {
+      return img + (long(iy0 + ky * p.dh) * p.iw + ix0 + kx * p.dw) * ss;
+    }, d);
+  };
+  pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(pixels), std::size_t(p.c),
+                                     std::size_t(ctile));
+}
+
+}  // namespace
+}  // namespace systolic::kernels::pool

@@ -1,0 +1,50 @@
+// Dead-code elimination: drops nodes whose outputs nobody reads, and inference no-ops
+// (Identity, Dropout without a used mask) by rewiring their consumers to the input.
+#include "passes/pass.h"
+
+namespace systolic::passes {
+
+Status dead_code_elimination(ir::Graph& g, PassContext&) {
+  // Bypass no-ops whose output is not a graph output.
+  std::vector<int> alias(g.tensors.size());
+  for (std::size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<int>(i);
+  auto consumers = g.consumers();
+  std::vector<char> drop(g.nodes.size(), 0);
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    ir::Node& n = g.nodes[k];
+    for (int& in : n.inputs)
+      if (in >= 0) in = alias[in];
+    const bool noop = n.op == ir::Op::Identity ||
+                      (n.op == ir::Op::Dropout && (n.outputs.size() < 2 || n.outputs[1] < 0 ||
+                                                   consumers[n.outputs[1]].empty()));
+    if (noop && !g.is_graph_output(n.outputs[0]) &&
+        !(n.outputs.size() > 1 && n.outputs[1] >= 0 && g.is_graph_output(n.outputs[1]))) {
+      alias[n.outputs[0]] = n.inputs[0];
+      drop[k] = 1;
+    }
+  }
+  // Mark live nodes backwards from the graph outputs.
+  std::vector<char> live_t(g.tensors.size(), 0);
+  for (int o : g.outputs) live_t[o] = 1;
+  std::vector<char> live_n(g.nodes.size(), 0);
+  for (int k = static_cast<int>(g.nodes.size()) - 1; k >= 0; --k) {
+    if (drop[k]) continue;
+    const ir::Node& n = g.nodes[k];
+    bool used = false;
+    for (int o : n.outputs) used |= o >= 0 && live_t[o];
+    if (!used) continue;
+    live_n[k] = 1;
+    for (int in : n.inputs)
+      if (in >= 0) live_t[in] = 1;
+  }
+  std::vector<ir::Node> kept;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k)
+    if (live_n[k]) kept.push_back(std::move(g.nodes[k]));
+  g.nodes = std::move(kept);
+  // Constants nobody reads any more release their data.
+  for (std::size_t i = 0; i < g.tensors.size(); ++i)
+    if (!live_t[i] && g.tensors[i].is_const()) g.tensors[i].data.reset();
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

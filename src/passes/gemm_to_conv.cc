@@ -1,0 +1,80 @@
+// Gemm / MatMul with constant weights become a 1x1 convolution over an [M,K,1,1] view, so
+// fully-connected layers use the same pre-packed matrix kernels (and epilogues) as convs.
+#include "passes/pass.h"
+
+namespace systolic::passes {
+
+Status gemm_to_conv(ir::Graph& g, PassContext&) {
+  std::vector<ir::Node> out;
+  for (ir::Node& n : g.nodes) {
+    const bool gemm = n.op == ir::Op::Gemm, matmul = n.op == ir::Op::MatMul;
+    if (!gemm && !matmul) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    const ir::Tensor& a = g.t(n.inputs[0]);
+    const ir::Tensor& b = g.t(n.inputs[1]);
+    const int c_id = gemm ? n.in(2) : -1;
+    bool ok = a.dtype == ir::DType::f32 && b.is_const() && b.dtype == ir::DType::f32 &&
+              a.shape.size() == 2 && b.shape.size() == 2;
+    if (gemm) ok &= n.i("transA", 0) == 0 && n.f("alpha", 1.f) == 1.f;
+    const bool trans_b = gemm && n.i("transB", 0);
+    const int64_t M = ok ? a.shape[0] : 0, K = ok ? a.shape[1] : 0;
+    const int64_t N = ok ? (trans_b ? b.shape[0] : b.shape[1]) : 0;
+    if (ok && c_id >= 0) {
+      const ir::Tensor& c = g.t(c_id);
+      ok &= c.is_const() && c.dtype == ir::DType::f32 && n.f("beta", 1.f) == 1.f &&
+            (c.shape == ir::Shape{N} || c.shape == ir::Shape{1, N});
+    }
+    if (!ok) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    // Weight as OIHW [N,K,1,1].
+    std::vector<float> w(N * K);
+    const float* bs = b.as<float>();
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) w[j * K + k] = trans_b ? bs[j * K + k] : bs[k * N + j];
+    const int wid = g.add_const_f32(g.fresh_name(n.name + ".weight"), {N, K, 1, 1}, w);
+    const int shape_in = g.add_const_i64(g.fresh_name(n.name + ".shape4"), {4}, {M, K, 1, 1});
+    const int shape_out = g.add_const_i64(g.fresh_name(n.name + ".shape2"), {2}, {M, N});
+    ir::Tensor t4;
+    t4.name = g.fresh_name(n.name + ".in4");
+    t4.dtype = ir::DType::f32;
+    t4.shape = {M, K, 1, 1};
+    t4.shape_known = true;
+    const int a4 = g.add_tensor(t4);
+    ir::Tensor y4 = t4;
+    y4.name = g.fresh_name(n.name + ".out4");
+    y4.shape = {M, N, 1, 1};
+    const int o4 = g.add_tensor(y4);
+
+    ir::Node r1;
+    r1.op = ir::Op::Reshape;
+    r1.name = n.name + ".reshape_in";
+    r1.inputs = {n.inputs[0], shape_in};
+    r1.outputs = {a4};
+    ir::Node conv;
+    conv.op = ir::Op::Conv;
+    conv.name = n.name;
+    conv.inputs = {a4, wid};
+    if (c_id >= 0) {
+      const ir::Tensor& c = g.t(c_id);
+      std::vector<float> cv(c.as<float>(), c.as<float>() + N);
+      conv.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".bias"), {N}, cv));
+    }
+    conv.outputs = {o4};
+    ir::Node r2;
+    r2.op = ir::Op::Reshape;
+    r2.name = n.name + ".reshape_out";
+    r2.inputs = {o4, shape_out};
+    r2.outputs = {n.outputs[0]};
+    out.push_back(std::move(r1));
+    out.push_back(std::move(conv));
+    out.push_back(std::move(r2));
+  }
+  g.nodes = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

@@ -1,0 +1,128 @@
+// Layout assignment: convolutions and pools run on NHWC (channels innermost, the order the
+// matrix kernels vectorize); element-wise ops and Concat follow their inputs; everything else
+// and the graph's outputs stay in the plain ONNX order. Reorders are inserted only at the
+// boundaries, one per tensor and direction.
+#include <map>
+
+#include "passes/pass.h"
+
+namespace systolic::passes {
+namespace {
+
+using ir::Layout;
+using ir::Op;
+
+bool is_4d_f32(const ir::Tensor& t) { return t.shape.size() == 4 && t.dtype == ir::DType::f32; }
+
+bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
+  if (!is_4d_f32(g.t(n.inputs[0]))) return false;
+  if (n.op == Op::Conv) return g.t(n.inputs[1]).is_const();
+  return n.op == Op::MaxPool || n.op == Op::AveragePool || n.op == Op::GlobalAveragePool ||
+         n.op == Op::GlobalMaxPool;
+}
+
+bool layout_follower(const ir::Graph& g, const ir::Node& n) {
+  switch (n.op) {
+    case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
+    case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs:
+      return true;
+    case Op::Clip:
+      for (int i = 1; i < static_cast<int>(n.inputs.size()); ++i)
+        if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
+      return true;
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: {
+      const ir::Tensor& a = g.t(n.inputs[0]);
+      const ir::Tensor& b = g.t(n.inputs[1]);
+      return (a.shape == b.shape) || (b.is_const() && b.numel() == 1) || (a.is_const() && a.numel() == 1);
+    }
+    case Op::Concat: {
+      const int64_t axis = n.i("axis", 0);
+      return axis == 1 || axis == -3;
+    }
+    default:
+      return false;
+  }
+}
+
+// Activation inputs whose layout matters (not scalars, not weights).
+bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
+  const int id = n.inputs[i];
+  if (id < 0) return false;
+  const ir::Tensor& t = g.t(id);
+  if (n.op == Op::Conv) return i == 0 || i == 3;
+  if (n.op == Op::Clip && i > 0) return false;
+  return !(t.is_const() && t.numel() == 1);
+}
+
+}  // namespace
+
+Status layout_assignment(ir::Graph& g, PassContext&) {
+  std::vector<ir::Node> out;
+  std::map<std::pair<int, Layout>, int> reordered;
+  auto get = [&](int id, Layout want) -> int {
+    if (g.t(id).layout == want) return id;
+    auto key = std::make_pair(id, want);
+    auto it = reordered.find(key);
+    if (it != reordered.end()) return it->second;
+    ir::Tensor t = g.t(id);
+    t.data.reset();
+    t.name = g.fresh_name(t.name + (want == Layout::nhwc ? ".nhwc" : ".plain"));
+    t.layout = want;
+    const int nid = g.add_tensor(std::move(t));
+    ir::Node r;
+    r.op = Op::Reorder;
+    r.name = g.t(nid).name;
+    r.set_i("to", static_cast<int64_t>(want));
+    r.inputs = {id};
+    r.outputs = {nid};
+    out.push_back(std::move(r));
+    reordered[key] = nid;
+    return nid;
+  };
+  for (ir::Node& n : g.nodes) {
+    Layout want = Layout::plain;
+    if (nhwc_native(g, n)) {
+      want = Layout::nhwc;
+    } else if (layout_follower(g, n)) {
+      bool all = true, any = false;
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+        if (!is_activation(g, n, i)) continue;
+        const ir::Tensor& t = g.t(n.inputs[i]);
+        any = true;
+        all &= !t.is_const() && t.layout == Layout::nhwc;
+      }
+      want = any && all ? Layout::nhwc : Layout::plain;
+    }
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      if (is_activation(g, n, i))
+        n.inputs[i] = get(n.inputs[i], g.t(n.inputs[i]).shape.size() == 4 ? want : Layout::plain);
+    for (int o : n.outputs)
+      if (o >= 0) g.t(o).layout = (want == Layout::nhwc && is_4d_f32(g.t(o))) ? Layout::nhwc : Layout::plain;
+    out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  // Graph outputs are delivered in the plain order under their own names.
+  for (int& o : g.outputs) {
+    if (g.t(o).layout == Layout::plain) continue;
+    ir::Tensor t = g.t(o);
+    t.name = g.fresh_name(t.name + ".nhwc");
+    const int inner = g.add_tensor(std::move(t));
+    for (ir::Node& n : g.nodes) {
+      for (int& in : n.inputs)
+        if (in == o) in = inner;
+      for (int& out_id : n.outputs)
+        if (out_id == o) out_id = inner;
+    }
+    g.t(o).layout = Layout::plain;
+    ir::Node r;
+    r.op = Op::Reorder;
+    r.name = g.t(o).name + ".to_plain";
+    r.set_i("to", 0);
+    r.inputs = {inner};
+    r.outputs = {o};
+    g.nodes.push_back(std::move(r));
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

@@ -1,0 +1,47 @@
+// Weight pre-packing: picks the kernel for every NHWC convolution and pool on the target's
+// features and stores conv weights in that kernel's packed layout, so the plan carries them
+// ready to stream (no repacking at load or run time).
+#include "interp/nn_geometry.h"
+#include "kernels/conv/conv.h"
+#include "kernels/pool/pool.h"
+#include "passes/pass.h"
+
+namespace systolic::passes {
+
+Status pack_weights(ir::Graph& g, PassContext& ctx) {
+  for (ir::Node& n : g.nodes) {
+    if (n.inputs.empty() || n.inputs[0] < 0 || g.t(n.inputs[0]).layout != ir::Layout::nhwc) continue;
+    if (n.op == ir::Op::Conv) {
+      const ir::Tensor& w = g.t(n.inputs[1]);
+      kernels::ConvParams p;
+      SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, g.t(n.inputs[0]).shape, w.shape, &p));
+      std::string why;
+      const kernels::ConvKernel* k = kernels::conv_select(p, ctx.cpu, &why);
+      if (!k) return Err("Conv %s: no kernel accepts it: %s", n.name.c_str(), why.c_str());
+      ctx.log += n.name + ": " + k->name + "\n" + why;
+      std::vector<float> packed(k->packed_floats(p));
+      k->pack(p, w.as<float>(), packed.data());
+      n.inputs[1] = g.add_const_f32(g.fresh_name(w.name + ".packed"), {static_cast<int64_t>(packed.size())}, packed);
+      ir::Attr a;
+      a.kind = ir::Attr::s;
+      a.str_v = k->name;
+      n.attrs["kernel"] = a;
+      n.set_ints("conv_params", interp::encode_conv_params(p));
+    } else if (n.op == ir::Op::MaxPool || n.op == ir::Op::AveragePool || n.op == ir::Op::GlobalAveragePool ||
+               n.op == ir::Op::GlobalMaxPool) {
+      kernels::PoolParams p;
+      SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &p));
+      std::string why;
+      const kernels::PoolKernel* k = kernels::pool_select(p, ctx.cpu, &why);
+      if (!k) return Err("%s %s: no kernel accepts it: %s", ir::op_name(n.op), n.name.c_str(), why.c_str());
+      ctx.log += n.name + ": " + k->name + "\n" + why;
+      ir::Attr a;
+      a.kind = ir::Attr::s;
+      a.str_v = k->name;
+      n.attrs["kernel"] = a;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

@@ -1,0 +1,47 @@
+// A pass is one function over the graph; the pipeline is a plain list (pipeline.cc).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/cpu.h"
+#include "base/status.h"
+#include "ir/graph.h"
+
+namespace systolic::passes {
+
+struct PassContext {
+  CpuFeatures cpu;          // the target the program is compiled for
+  int64_t batch = 1;        // value for a symbolic leading input dim
+  bool optimize = true;     // false: only what the reference executor needs
+  std::string log;          // kernel-selection notes ("why didn't X run")
+};
+
+struct Pass {
+  const char* name;
+  Status (*run)(ir::Graph&, PassContext&);
+};
+
+// Passes, in pipeline order.
+Status bind_input_shapes(ir::Graph&, PassContext&);
+Status constant_folding(ir::Graph&, PassContext&);
+Status shape_inference(ir::Graph&, PassContext&);
+Status dead_code_elimination(ir::Graph&, PassContext&);
+Status fold_batchnorm(ir::Graph&, PassContext&);
+Status gemm_to_conv(ir::Graph&, PassContext&);
+Status fuse_epilogue(ir::Graph&, PassContext&);
+Status layout_assignment(ir::Graph&, PassContext&);
+Status pack_weights(ir::Graph&, PassContext&);
+Status memory_plan(ir::Graph&, PassContext&);
+
+// Shape inference of one node from its inputs' shapes (and constant values where needed).
+Status infer_node(ir::Graph& g, ir::Node& n);
+
+// The full compile pipeline (optimize) or the reference one (fold + infer only).
+const std::vector<Pass>& pipeline(bool optimize);
+
+// Runs the pipeline; calls `after` with each pass's name and the graph after it (may be null).
+Status run_pipeline(ir::Graph& g, PassContext& ctx,
+                    const std::function<void(const char*, const ir::Graph&)>& after = nullptr);
+
+}  // namespace systolic::passes

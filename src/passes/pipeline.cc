@@ -1,0 +1,44 @@
+// The pass pipeline: one list, printable with --dump-passes.
+#include "passes/pass.h"
+
+namespace systolic::passes {
+
+const std::vector<Pass>& pipeline(bool optimize) {
+  static const std::vector<Pass> kFull = {
+      {"bind_input_shapes", bind_input_shapes},
+      {"constant_folding", constant_folding},
+      {"shape_inference", shape_inference},
+      {"dead_code_elimination", dead_code_elimination},
+      {"fold_batchnorm", fold_batchnorm},
+      {"gemm_to_conv", gemm_to_conv},
+      {"fuse_epilogue", fuse_epilogue},
+      {"dead_code_elimination", dead_code_elimination},
+      {"layout_assignment", layout_assignment},
+      {"pack_weights", pack_weights},
+      {"memory_plan", memory_plan},
+  };
+  static const std::vector<Pass> kReference = {
+      {"bind_input_shapes", bind_input_shapes},
+      {"constant_folding", constant_folding},
+      {"shape_inference", shape_inference},
+      {"dead_code_elimination", dead_code_elimination},
+      {"memory_plan", memory_plan},
+  };
+  return optimize ? kFull : kReference;
+}
+
+Status run_pipeline(ir::Graph& g, PassContext& ctx,
+                    const std::function<void(const char*, const ir::Graph&)>& after) {
+  for (const Pass& p : pipeline(ctx.optimize)) {
+    Status st = p.run(g, ctx);
+    if (!st.ok()) return st;
+#ifndef NDEBUG
+    st = ir::verify(g);
+    if (!st.ok()) return Err("after pass %s: %s", p.name, st.message().c_str());
+#endif
+    if (after) after(p.name, g);
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

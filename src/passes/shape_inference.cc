@@ -1,0 +1,386 @@
+// Shape inference: output dtype and shape of every node from its inputs (and, for ops whose
+// output shape depends on a value, from that value once constant folding made it constant).
+#include "interp/eval.h"
+#include "interp/nn_geometry.h"
+#include "passes/pass.h"
+
+namespace systolic::passes {
+namespace {
+
+using ir::DType;
+using ir::Op;
+using ir::Shape;
+
+int64_t norm_axis(int64_t a, int64_t r) { return a < 0 ? a + r : a; }
+
+interp::TensorRef ref_of(const ir::Tensor& t) {
+  return interp::TensorRef{t.dtype, t.shape, t.data ? t.data->data() : nullptr};
+}
+
+}  // namespace
+
+Status infer_node(ir::Graph& g, ir::Node& n) {
+  const char* op = ir::op_name(n.op);
+  auto in_t = [&](std::size_t i) -> const ir::Tensor* {
+    int id = n.in(i);
+    return id < 0 ? nullptr : &g.t(id);
+  };
+  for (std::size_t i = 0; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).shape_known)
+      return Err("%s %s: shape of input %s is unknown", op, n.name.c_str(), g.t(n.inputs[i]).name.c_str());
+  if (n.inputs.empty() || !in_t(0)) {
+    if (n.op != Op::ConstantOfShape && n.op != Op::Range)
+      return Err("%s %s: missing required input", op, n.name.c_str());
+  }
+  auto need_const = [&](std::size_t i, const char* what) -> Status {
+    const ir::Tensor* t = in_t(i);
+    if (!t) return Err("%s %s: %s input is missing", op, n.name.c_str(), what);
+    if (!t->is_const())
+      return Err("%s %s: %s input %s must be constant (computed at run time is not supported)", op,
+                 n.name.c_str(), what, t->name.c_str());
+    return Status::Ok();
+  };
+  auto ints_of = [&](std::size_t i) { return interp::read_ints(ref_of(*in_t(i))); };
+  const ir::Tensor* x = in_t(0);
+  Shape xs = x ? x->shape : Shape{};
+  const int64_t r = static_cast<int64_t>(xs.size());
+  DType dt = x ? x->dtype : DType::f32;
+  std::vector<Shape> outs(n.outputs.size(), xs);
+  std::vector<DType> dts(n.outputs.size(), dt);
+
+  switch (n.op) {
+    case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
+    case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Identity:
+    case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder:
+      if (n.op == Op::LRN && r < 3) return Err("LRN %s: input must have rank >= 3", n.name.c_str());
+      if (n.op == Op::Softmax && (norm_axis(n.i("axis", -1), r) < 0 || norm_axis(n.i("axis", -1), r) >= r))
+        return Err("Softmax %s: axis out of range", n.name.c_str());
+      if (n.op == Op::BatchNormalization) {
+        if (n.inputs.size() < 5) return Err("BatchNormalization %s needs 5 inputs", n.name.c_str());
+        if (n.outputs.size() > 1) {
+          for (std::size_t k = 1; k < n.outputs.size(); ++k)
+            if (n.outputs[k] >= 0) return Err("BatchNormalization %s: training mode outputs are not supported", n.name.c_str());
+        }
+        if (n.i("training_mode", 0)) return Err("BatchNormalization %s: training mode is not supported", n.name.c_str());
+      }
+      break;
+    case Op::Dropout:
+      if (n.inputs.size() > 2 && in_t(2)) {
+        SYSTOLIC_RETURN_IF_ERROR(need_const(2, "training_mode"));
+        if (interp::read_scalar(ref_of(*in_t(2))) != 0)
+          return Err("Dropout %s: training mode is not supported (inference only)", n.name.c_str());
+      }
+      if (outs.size() > 1) dts[1] = DType::boolean;
+      break;
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::PRelu: case Op::Equal: {
+      if (!in_t(1)) return Err("%s %s: missing second input", op, n.name.c_str());
+      if (in_t(1)->dtype != dt) return Err("%s %s: operand types %s and %s differ", op, n.name.c_str(),
+                                           ir::dtype_name(dt), ir::dtype_name(in_t(1)->dtype));
+      auto b = interp::broadcast_shapes(xs, in_t(1)->shape);
+      if (!b.ok()) return Err("%s %s: %s", op, n.name.c_str(), b.status().message().c_str());
+      if (n.op == Op::PRelu && *b != xs) return Err("PRelu %s: slope does not broadcast to the input", n.name.c_str());
+      outs[0] = *b;
+      if (n.op == Op::Equal) dts[0] = DType::boolean;
+      break;
+    }
+    case Op::Where: {
+      auto b = interp::broadcast_shapes(xs, in_t(1)->shape);
+      if (!b.ok()) return b.status();
+      auto c = interp::broadcast_shapes(*b, in_t(2)->shape);
+      if (!c.ok()) return c.status();
+      outs[0] = *c;
+      dts[0] = in_t(1)->dtype;
+      break;
+    }
+    case Op::Cast: {
+      DType to = static_cast<DType>(n.i("to", 1));
+      if (!ir::dtype_supported(to)) return Err("Cast %s: target type %s is not supported", n.name.c_str(), ir::dtype_name(to));
+      dts[0] = to;
+      break;
+    }
+    case Op::Conv: {
+      if (!in_t(1)) return Err("Conv %s: missing weight", n.name.c_str());
+      kernels::ConvParams p;
+      SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, xs, in_t(1)->shape, &p));
+      if (in_t(2) && (in_t(2)->shape.size() != 1 || in_t(2)->shape[0] != p.oc))
+        return Err("Conv %s: bias shape %s does not match %d output channels", n.name.c_str(),
+                   ir::shape_str(in_t(2)->shape).c_str(), p.oc);
+      outs[0] = r == 3 ? Shape{xs[0], p.oc, p.ow} : Shape{xs[0], p.oc, p.oh, p.ow};
+      break;
+    }
+    case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {
+      if (n.outputs.size() > 1 && n.outputs[1] >= 0)
+        return Err("MaxPool %s: the Indices output is not supported", n.name.c_str());
+      kernels::PoolParams p;
+      SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, xs, &p));
+      outs[0] = r == 3 ? Shape{xs[0], xs[1], p.ow} : Shape{xs[0], xs[1], p.oh, p.ow};
+      break;
+    }
+    case Op::Gemm: {
+      const Shape& bs = in_t(1)->shape;
+      if (xs.size() != 2 || bs.size() != 2) return Err("Gemm %s: inputs must be 2-D", n.name.c_str());
+      const int64_t M = n.i("transA", 0) ? xs[1] : xs[0], K = n.i("transA", 0) ? xs[0] : xs[1];
+      const int64_t K2 = n.i("transB", 0) ? bs[1] : bs[0], N = n.i("transB", 0) ? bs[0] : bs[1];
+      if (K != K2) return Err("Gemm %s: inner dimensions %lld and %lld differ", n.name.c_str(),
+                              static_cast<long long>(K), static_cast<long long>(K2));
+      outs[0] = {M, N};
+      if (in_t(2) && !interp::broadcast_shapes(in_t(2)->shape, outs[0]).ok())
+        return Err("Gemm %s: C does not broadcast to [M,N]", n.name.c_str());
+      break;
+    }
+    case Op::MatMul: {
+      Shape a = xs, b = in_t(1)->shape;
+      if (a.empty() || b.empty()) return Err("MatMul %s: scalar operands", n.name.c_str());
+      const bool a1 = a.size() == 1, b1 = b.size() == 1;
+      if (a1) a.insert(a.begin(), 1);
+      if (b1) b.push_back(1);
+      if (a.back() != b[b.size() - 2]) return Err("MatMul %s: inner dimensions of %s and %s differ", n.name.c_str(),
+                                                  ir::shape_str(xs).c_str(), ir::shape_str(in_t(1)->shape).c_str());
+      auto batch = interp::broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+      if (!batch.ok()) return batch.status();
+      Shape o = *batch;
+      if (!a1) o.push_back(a[a.size() - 2]);
+      if (!b1) o.push_back(b.back());
+      outs[0] = o;
+      break;
+    }
+    case Op::Flatten: {
+      int64_t axis = norm_axis(n.i("axis", 1), r);
+      if (axis < 0 || axis > r) return Err("Flatten %s: axis out of range", n.name.c_str());
+      int64_t a = 1, b = 1;
+      for (int64_t d = 0; d < r; ++d) (d < axis ? a : b) *= xs[d];
+      outs[0] = {a, b};
+      break;
+    }
+    case Op::Reshape: {
+      SYSTOLIC_RETURN_IF_ERROR(need_const(1, "shape"));
+      Shape s = ints_of(1);
+      const bool allowzero = n.i("allowzero", 0);
+      int64_t known = 1, infer = -1;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] == 0 && !allowzero) {
+          if (d >= xs.size()) return Err("Reshape %s: 0 refers to a missing input dim", n.name.c_str());
+          s[d] = xs[d];
+        }
+        if (s[d] == -1) {
+          if (infer >= 0) return Err("Reshape %s: more than one -1", n.name.c_str());
+          infer = static_cast<int64_t>(d);
+        } else if (s[d] < 0) {
+          return Err("Reshape %s: invalid dim %lld", n.name.c_str(), static_cast<long long>(s[d]));
+        } else {
+          known *= s[d];
+        }
+      }
+      if (infer >= 0) s[infer] = known ? ir::num_elements(xs) / known : 0;
+      if (ir::num_elements(s) != ir::num_elements(xs))
+        return Err("Reshape %s: cannot reshape %s to %s", n.name.c_str(), ir::shape_str(xs).c_str(), ir::shape_str(s).c_str());
+      outs[0] = s;
+      break;
+    }
+    case Op::Transpose: {
+      auto perm = n.ints("perm");
+      if (perm.empty())
+        for (int64_t d = r - 1; d >= 0; --d) perm.push_back(d);
+      if (static_cast<int64_t>(perm.size()) != r) return Err("Transpose %s: perm has the wrong length", n.name.c_str());
+      Shape o(r);
+      std::vector<char> used(r, 0);
+      for (int64_t d = 0; d < r; ++d) {
+        if (perm[d] < 0 || perm[d] >= r || used[perm[d]]) return Err("Transpose %s: perm is not a permutation", n.name.c_str());
+        used[perm[d]] = 1;
+        o[d] = xs[perm[d]];
+      }
+      outs[0] = o;
+      break;
+    }
+    case Op::Squeeze: {
+      std::vector<int64_t> axes;
+      if (in_t(1)) {
+        SYSTOLIC_RETURN_IF_ERROR(need_const(1, "axes"));
+        axes = ints_of(1);
+      }
+      std::vector<char> drop(r, 0);
+      for (int64_t a : axes) {
+        a = norm_axis(a, r);
+        if (a < 0 || a >= r || xs[a] != 1) return Err("Squeeze %s: axis %lld is not a dim of size 1", n.name.c_str(),
+                                                      static_cast<long long>(a));
+        drop[a] = 1;
+      }
+      Shape o;
+      for (int64_t d = 0; d < r; ++d)
+        if (!(axes.empty() ? xs[d] == 1 : drop[d])) o.push_back(xs[d]);
+      outs[0] = o;
+      break;
+    }
+    case Op::Unsqueeze: {
+      SYSTOLIC_RETURN_IF_ERROR(need_const(1, "axes"));
+      auto axes = ints_of(1);
+      const int64_t ro = r + static_cast<int64_t>(axes.size());
+      std::vector<char> ins(ro, 0);
+      for (int64_t a : axes) {
+        a = norm_axis(a, ro);
+        if (a < 0 || a >= ro || ins[a]) return Err("Unsqueeze %s: bad axes", n.name.c_str());
+        ins[a] = 1;
+      }
+      Shape o;
+      std::size_t k = 0;
+      for (int64_t d = 0; d < ro; ++d) o.push_back(ins[d] ? 1 : xs[k++]);
+      outs[0] = o;
+      break;
+    }
+    case Op::Concat: {
+      const int64_t axis = norm_axis(n.i("axis", 0), r);
+      if (axis < 0 || axis >= r) return Err("Concat %s: axis out of range", n.name.c_str());
+      Shape o = xs;
+      o[axis] = 0;
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+        const ir::Tensor* t = in_t(i);
+        if (!t) continue;
+        if (t->shape.size() != xs.size()) return Err("Concat %s: inputs differ in rank", n.name.c_str());
+        for (int64_t d = 0; d < r; ++d)
+          if (d != axis && t->shape[d] != xs[d])
+            return Err("Concat %s: input %s has shape %s, expected %s off the axis", n.name.c_str(), t->name.c_str(),
+                       ir::shape_str(t->shape).c_str(), ir::shape_str(xs).c_str());
+        o[axis] += t->shape[axis];
+      }
+      outs[0] = o;
+      break;
+    }
+    case Op::Split: {
+      const int64_t axis = norm_axis(n.i("axis", 0), r);
+      if (axis < 0 || axis >= r) return Err("Split %s: axis out of range", n.name.c_str());
+      std::vector<int64_t> split;
+      if (in_t(1)) {
+        SYSTOLIC_RETURN_IF_ERROR(need_const(1, "split"));
+        split = ints_of(1);
+      }
+      const int64_t k = static_cast<int64_t>(n.outputs.size());
+      if (split.empty()) {
+        const int64_t chunk = (xs[axis] + k - 1) / k;
+        for (int64_t i = 0; i < k; ++i) split.push_back(std::max<int64_t>(0, std::min(chunk, xs[axis] - i * chunk)));
+      }
+      int64_t sum = 0;
+      for (int64_t v : split) sum += v;
+      if (static_cast<int64_t>(split.size()) != k || sum != xs[axis])
+        return Err("Split %s: split sizes do not add up to dim %lld", n.name.c_str(), static_cast<long long>(xs[axis]));
+      for (int64_t i = 0; i < k; ++i) outs[i][axis] = split[i];
+      break;
+    }
+    case Op::Slice: {
+      for (std::size_t i = 1; i < n.inputs.size(); ++i)
+        if (in_t(i)) SYSTOLIC_RETURN_IF_ERROR(need_const(i, "starts/ends/axes/steps"));
+      std::vector<int64_t> st, step;
+      Shape o;
+      SYSTOLIC_RETURN_IF_ERROR(interp::slice_plan(xs, ints_of(1), ints_of(2), in_t(3) ? ints_of(3) : std::vector<int64_t>{},
+                                                  in_t(4) ? ints_of(4) : std::vector<int64_t>{}, &st, &step, &o));
+      outs[0] = o;
+      break;
+    }
+    case Op::Pad: {
+      SYSTOLIC_RETURN_IF_ERROR(need_const(1, "pads"));
+      if (in_t(3)) return Err("Pad %s: the axes input is not supported", n.name.c_str());
+      auto pads = ints_of(1);
+      if (static_cast<int64_t>(pads.size()) != 2 * r) return Err("Pad %s: pads must have 2*rank values", n.name.c_str());
+      const std::string mode = n.s("mode", "constant");
+      if (mode != "constant" && mode != "reflect" && mode != "edge")
+        return Err("Pad %s: mode %s is not supported", n.name.c_str(), mode.c_str());
+      for (int64_t d = 0; d < r; ++d) {
+        if (pads[d] < 0 || pads[d + r] < 0) return Err("Pad %s: negative pads are not supported", n.name.c_str());
+        outs[0][d] = xs[d] + pads[d] + pads[d + r];
+        if (mode != "constant" && xs[d] == 0 && outs[0][d] > 0) return Err("Pad %s: cannot %s-pad an empty dim", n.name.c_str(), mode.c_str());
+      }
+      break;
+    }
+    case Op::Shape: {
+      int64_t s = n.i("start", 0), e = n.i("end", r);
+      if (s < 0) s += r;
+      if (e < 0) e += r;
+      s = std::clamp<int64_t>(s, 0, r);
+      e = std::clamp<int64_t>(e, 0, r);
+      outs[0] = {std::max<int64_t>(0, e - s)};
+      dts[0] = DType::i64;
+      break;
+    }
+    case Op::Gather: {
+      const int64_t axis = norm_axis(n.i("axis", 0), r);
+      if (axis < 0 || axis >= r) return Err("Gather %s: axis out of range", n.name.c_str());
+      const Shape& is = in_t(1)->shape;
+      Shape o(xs.begin(), xs.begin() + axis);
+      o.insert(o.end(), is.begin(), is.end());
+      o.insert(o.end(), xs.begin() + axis + 1, xs.end());
+      outs[0] = o;
+      break;
+    }
+    case Op::ConstantOfShape: {
+      SYSTOLIC_RETURN_IF_ERROR(need_const(0, "shape"));
+      outs[0] = ints_of(0);
+      auto it = n.attrs.find("value");
+      dts[0] = (it != n.attrs.end() && it->second.tensor_v) ? it->second.tensor_v->dtype : DType::f32;
+      break;
+    }
+    case Op::Expand: {
+      SYSTOLIC_RETURN_IF_ERROR(need_const(1, "shape"));
+      auto b = interp::broadcast_shapes(xs, ints_of(1));
+      if (!b.ok()) return Err("Expand %s: %s", n.name.c_str(), b.status().message().c_str());
+      outs[0] = *b;
+      break;
+    }
+    case Op::Range: {
+      for (std::size_t i = 0; i < 3; ++i) SYSTOLIC_RETURN_IF_ERROR(need_const(i, "start/limit/delta"));
+      const double s = interp::read_scalar(ref_of(*in_t(0))), l = interp::read_scalar(ref_of(*in_t(1))),
+                   d = interp::read_scalar(ref_of(*in_t(2)));
+      if (d == 0) return Err("Range %s: delta is 0", n.name.c_str());
+      outs[0] = {std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)))};
+      dts[0] = in_t(0)->dtype;
+      break;
+    }
+    case Op::ReduceMean: {
+      std::vector<int64_t> axes = n.ints("axes");
+      if (n.i("axes_as_input", 0) && in_t(1)) {
+        SYSTOLIC_RETURN_IF_ERROR(need_const(1, "axes"));
+        axes = ints_of(1);
+      }
+      std::vector<char> red(r, axes.empty() ? 1 : 0);
+      for (int64_t a : axes) {
+        a = norm_axis(a, r);
+        if (a < 0 || a >= r) return Err("ReduceMean %s: axis out of range", n.name.c_str());
+        red[a] = 1;
+      }
+      Shape o;
+      for (int64_t d = 0; d < r; ++d) {
+        if (!red[d]) o.push_back(xs[d]);
+        else if (n.i("keepdims", 1)) o.push_back(1);
+      }
+      outs[0] = o;
+      break;
+    }
+  }
+  for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+    if (n.outputs[k] < 0) continue;
+    ir::Tensor& t = g.t(n.outputs[k]);
+    t.shape = outs[k];
+    t.dtype = dts[k];
+    t.shape_known = true;
+  }
+  return Status::Ok();
+}
+
+Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
+  for (int id : g.inputs) {
+    ir::Tensor& t = g.t(id);
+    if (!t.shape_known) return Err("input %s has no shape in the model", t.name.c_str());
+    for (std::size_t d = 0; d < t.shape.size(); ++d) {
+      if (t.shape[d] >= 0) continue;
+      if (d == 0) t.shape[d] = ctx.batch;
+      else return Err("input %s has a symbolic dimension %zu; only the leading (batch) dim may be symbolic",
+                      t.name.c_str(), d);
+    }
+  }
+  return Status::Ok();
+}
+
+Status shape_inference(ir::Graph& g, PassContext&) {
+  for (ir::Node& n : g.nodes) SYSTOLIC_RETURN_IF_ERROR(infer_node(g, n));
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

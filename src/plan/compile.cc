@@ -1,0 +1,68 @@
+// compile(): the pass pipeline plus the statistics `systolic compile` reports.
+#include <chrono>
+
+#include "kernels/conv/conv.h"
+#include "kernels/pool/pool.h"
+#include "plan/program.h"
+
+namespace systolic::plan {
+
+std::string isa_name(const CpuFeatures& cpu) {
+  if (cpu.amx_tile) return "amx";
+  if (cpu.has_avx512()) return "avx512";
+  if (cpu.has_avx2_fma()) return "avx2";
+  return "ref";
+}
+
+Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& opts,
+                                           const std::function<void(const char*, const ir::Graph&)>& after_pass) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto p = std::make_shared<Program>();
+  p->stats.nodes_before = static_cast<int64_t>(graph.nodes.size());
+  passes::PassContext ctx;
+  ctx.cpu = opts.cpu_set ? opts.cpu : host_cpu();
+  ctx.batch = opts.batch;
+  ctx.optimize = opts.optimize;
+  SYSTOLIC_RETURN_IF_ERROR(passes::run_pipeline(graph, ctx, after_pass));
+  p->stats.nodes_after = static_cast<int64_t>(graph.nodes.size());
+  p->stats.arena_bytes = graph.arena_bytes;
+  std::vector<char> seen(graph.tensors.size(), 0);
+  for (const ir::Node& n : graph.nodes) {
+    for (int o : n.outputs)
+      if (o >= 0 && !seen[o]) {
+        seen[o] = 1;
+        p->stats.naive_bytes += static_cast<int64_t>(graph.t(o).bytes());
+      }
+    for (int in : n.inputs)
+      if (in >= 0 && graph.t(in).is_const() && !seen[in]) {
+        seen[in] = 1;
+        p->stats.weight_bytes += static_cast<int64_t>(graph.t(in).bytes());
+      }
+  }
+  p->isa = isa_name(ctx.cpu);
+  p->batch = opts.batch;
+  p->optimized = opts.optimize;
+  p->kernel_log = std::move(ctx.log);
+  p->graph = std::move(graph);
+  p->stats.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+Status check_runnable(const Program& p, const CpuFeatures& cpu) {
+  for (const ir::Node& n : p.graph.nodes) {
+    auto it = n.attrs.find("kernel");
+    if (it == n.attrs.end()) continue;
+    const std::string& name = it->second.str_v;
+    const bool ok = n.op == ir::Op::Conv ? kernels::conv_find(name) != nullptr
+                                         : kernels::pool_find(name) != nullptr;
+    if (!ok) return Err("plan uses kernel %s, which this build does not have; recompile the model", name.c_str());
+  }
+  if ((p.isa == "avx512" && !cpu.has_avx512()) || (p.isa == "avx2" && !cpu.has_avx2_fma()) ||
+      (p.isa == "amx" && !cpu.amx_tile))
+    return Err("plan was compiled for %s, which this CPU (%s) lacks; recompile the model here", p.isa.c_str(),
+               isa_name(cpu).c_str());
+  return Status::Ok();
+}
+
+}  // namespace systolic::plan

@@ -1,0 +1,56 @@
+// The compiled program: the graph after the whole pipeline (static shapes, layouts, kernel
+// per step, pre-packed weights, arena offsets) plus what it was compiled for. It is the one
+// contract between compiler, runtime and simulator, and it serializes (the compile cache).
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/cpu.h"
+#include "base/status.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+
+namespace systolic::plan {
+
+constexpr uint32_t kPlanVersion = 1;
+
+struct CompileStats {
+  int64_t nodes_before = 0;
+  int64_t nodes_after = 0;
+  int64_t arena_bytes = 0;
+  int64_t naive_bytes = 0;   // sum of all intermediate tensors, without sharing
+  int64_t weight_bytes = 0;
+  double compile_ms = 0;
+};
+
+struct Program {
+  ir::Graph graph;
+  std::string isa;           // highest instruction set the kernels were chosen for
+  int64_t batch = 1;
+  bool optimized = true;
+  CompileStats stats;
+  std::string kernel_log;    // per-node kernel choice and why faster ones were rejected
+};
+
+struct CompileOptions {
+  int64_t batch = 1;
+  bool optimize = true;      // false: the reference executor's plan (plain layouts, ref kernels)
+  CpuFeatures cpu;           // defaults to the host
+  bool cpu_set = false;
+};
+
+// Runs the pass pipeline; `after_pass` sees the graph after each pass (for --dump-passes).
+Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& opts,
+                                           const std::function<void(const char*, const ir::Graph&)>& after_pass = nullptr);
+
+std::string isa_name(const CpuFeatures& cpu);
+// Whether `cpu` can run every kernel the program was compiled for.
+Status check_runnable(const Program& p, const CpuFeatures& cpu);
+
+Status save_program(const Program& p, const std::string& path);
+Expected<std::shared_ptr<Program>> load_program(const std::string& path);
+Expected<std::shared_ptr<Program>> load_program_bytes(const std::string& bytes);
+std::string serialize_program(const Program& p);
+
+}  // namespace systolic::plan

@@ -1,0 +1,220 @@
+// The plan file: "SYSTPLAN", a version, then the program's fields in little-endian binary.
+// Every read is bounds-checked so a truncated or foreign file gives an error, not a crash.
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "plan/program.h"
+
+namespace systolic::plan {
+namespace {
+
+constexpr char kMagic[8] = {'S', 'Y', 'S', 'T', 'P', 'L', 'A', 'N'};
+
+struct Writer {
+  std::string out;
+  template <typename T>
+  void pod(T v) { out.append(reinterpret_cast<const char*>(&v), sizeof(T)); }
+  void str(const std::string& s) {
+    pod<uint64_t>(s.size());
+    out += s;
+  }
+  void ints(const std::vector<int64_t>& v) {
+    pod<uint64_t>(v.size());
+    for (int64_t x : v) pod(x);
+  }
+  void tensor(const ir::Tensor& t) {
+    str(t.name);
+    pod<uint8_t>(static_cast<uint8_t>(t.dtype));
+    ints(t.shape);
+    pod<uint8_t>(t.shape_known);
+    pod<uint8_t>(static_cast<uint8_t>(t.layout));
+    pod<int64_t>(t.arena_offset);
+    pod<uint8_t>(t.data != nullptr);
+    if (t.data) {
+      pod<uint64_t>(t.data->size());
+      out.append(reinterpret_cast<const char*>(t.data->data()), t.data->size());
+    }
+  }
+};
+
+struct Reader {
+  const std::string& in;
+  std::size_t pos = 0;
+  bool bad = false;
+  template <typename T>
+  T pod() {
+    T v{};
+    if (pos + sizeof(T) > in.size()) {
+      bad = true;
+      return v;
+    }
+    std::memcpy(&v, in.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+  }
+  uint64_t count(std::size_t elem) {
+    const uint64_t n = pod<uint64_t>();
+    if (bad || n > (in.size() - pos) / std::max<std::size_t>(1, elem)) {
+      bad = true;
+      return 0;
+    }
+    return n;
+  }
+  std::string str() {
+    const uint64_t n = count(1);
+    std::string s = in.substr(pos, n);
+    pos += n;
+    return s;
+  }
+  std::vector<int64_t> ints() {
+    const uint64_t n = count(8);
+    std::vector<int64_t> v(n);
+    for (auto& x : v) x = pod<int64_t>();
+    return v;
+  }
+  ir::Tensor tensor() {
+    ir::Tensor t;
+    t.name = str();
+    t.dtype = static_cast<ir::DType>(pod<uint8_t>());
+    t.shape = ints();
+    t.shape_known = pod<uint8_t>();
+    t.layout = static_cast<ir::Layout>(pod<uint8_t>());
+    t.arena_offset = pod<int64_t>();
+    if (pod<uint8_t>()) {
+      const uint64_t n = count(1);
+      t.data = std::make_shared<std::vector<uint8_t>>(in.begin() + pos, in.begin() + pos + n);
+      pos += n;
+    }
+    return t;
+  }
+};
+
+}  // namespace
+
+std::string serialize_program(const Program& p) {
+  Writer w;
+  w.out.append(kMagic, 8);
+  w.pod<uint32_t>(kPlanVersion);
+  w.str(p.isa);
+  w.pod<int64_t>(p.batch);
+  w.pod<uint8_t>(p.optimized);
+  const CompileStats& s = p.stats;
+  for (int64_t v : {s.nodes_before, s.nodes_after, s.arena_bytes, s.naive_bytes, s.weight_bytes}) w.pod(v);
+  w.pod(s.compile_ms);
+  w.str(p.kernel_log);
+  const ir::Graph& g = p.graph;
+  w.pod<int32_t>(g.opset);
+  w.pod<int64_t>(g.arena_bytes);
+  w.pod<uint64_t>(g.tensors.size());
+  for (const ir::Tensor& t : g.tensors) w.tensor(t);
+  w.pod<uint64_t>(g.nodes.size());
+  for (const ir::Node& n : g.nodes) {
+    w.pod<uint16_t>(static_cast<uint16_t>(n.op));
+    w.str(n.name);
+    w.ints(std::vector<int64_t>(n.inputs.begin(), n.inputs.end()));
+    w.ints(std::vector<int64_t>(n.outputs.begin(), n.outputs.end()));
+    w.pod<uint64_t>(n.attrs.size());
+    for (const auto& [k, a] : n.attrs) {
+      w.str(k);
+      w.pod<uint8_t>(a.kind);
+      w.pod(a.int_v);
+      w.pod(a.float_v);
+      w.str(a.str_v);
+      w.ints(a.ints_v);
+      w.pod<uint64_t>(a.floats_v.size());
+      for (float f : a.floats_v) w.pod(f);
+      w.pod<uint8_t>(a.tensor_v != nullptr);
+      if (a.tensor_v) w.tensor(*a.tensor_v);
+    }
+  }
+  w.ints(std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
+  w.ints(std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
+  return w.out;
+}
+
+Expected<std::shared_ptr<Program>> load_program_bytes(const std::string& bytes) {
+  if (bytes.size() < 12 || std::memcmp(bytes.data(), kMagic, 8) != 0)
+    return Err("not a systolic plan (bad magic)");
+  Reader r{bytes, 8};
+  const uint32_t version = r.pod<uint32_t>();
+  if (version != kPlanVersion)
+    return Err("plan format version %u, this systolic reads version %u; recompile the model", version, kPlanVersion);
+  auto p = std::make_shared<Program>();
+  p->isa = r.str();
+  p->batch = r.pod<int64_t>();
+  p->optimized = r.pod<uint8_t>();
+  CompileStats& s = p->stats;
+  for (int64_t* v : {&s.nodes_before, &s.nodes_after, &s.arena_bytes, &s.naive_bytes, &s.weight_bytes}) *v = r.pod<int64_t>();
+  s.compile_ms = r.pod<double>();
+  p->kernel_log = r.str();
+  ir::Graph& g = p->graph;
+  g.opset = r.pod<int32_t>();
+  g.arena_bytes = r.pod<int64_t>();
+  const uint64_t nt = r.count(16);
+  for (uint64_t i = 0; i < nt && !r.bad; ++i) g.tensors.push_back(r.tensor());
+  const uint64_t nn = r.count(16);
+  auto ids = [&](const std::vector<int64_t>& v) {
+    std::vector<int> out;
+    for (int64_t x : v) {
+      if (x < -1 || x >= static_cast<int64_t>(g.tensors.size())) r.bad = true;
+      out.push_back(static_cast<int>(x));
+    }
+    return out;
+  };
+  for (uint64_t i = 0; i < nn && !r.bad; ++i) {
+    ir::Node n;
+    const uint16_t op = r.pod<uint16_t>();
+    if (op > static_cast<uint16_t>(ir::Op::Reorder)) r.bad = true;
+    n.op = static_cast<ir::Op>(op);
+    n.name = r.str();
+    n.inputs = ids(r.ints());
+    n.outputs = ids(r.ints());
+    const uint64_t na = r.count(8);
+    for (uint64_t k = 0; k < na && !r.bad; ++k) {
+      std::string key = r.str();
+      ir::Attr a;
+      a.kind = static_cast<ir::Attr::Kind>(r.pod<uint8_t>());
+      a.int_v = r.pod<int64_t>();
+      a.float_v = r.pod<float>();
+      a.str_v = r.str();
+      a.ints_v = r.ints();
+      const uint64_t nf = r.count(4);
+      for (uint64_t j = 0; j < nf; ++j) a.floats_v.push_back(r.pod<float>());
+      if (r.pod<uint8_t>()) a.tensor_v = std::make_shared<ir::Tensor>(r.tensor());
+      n.attrs[key] = std::move(a);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  g.inputs = ids(r.ints());
+  g.outputs = ids(r.ints());
+  if (r.bad || r.pos != bytes.size()) return Err("plan file is truncated or corrupt");
+  // Constant sizes must match their shapes before anything reads them.
+  for (const ir::Tensor& t : g.tensors)
+    if ((t.data && t.data->size() != t.bytes()) || (!ir::dtype_supported(t.dtype) && t.dtype != ir::DType::undefined) ||
+        (t.arena_offset >= 0 && t.arena_offset + static_cast<int64_t>(t.bytes()) > g.arena_bytes))
+      return Err("plan file is corrupt (tensor %s)", t.name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(ir::verify(g));
+  return p;
+}
+
+Status save_program(const Program& p, const std::string& path) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return Err("cannot write %s", path.c_str());
+  const std::string bytes = serialize_program(p);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!f) return Err("writing %s failed", path.c_str());
+  return Status::Ok();
+}
+
+Expected<std::shared_ptr<Program>> load_program(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Err("cannot open plan file %s", path.c_str());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  auto r = load_program_bytes(ss.str());
+  if (!r.ok()) return Err("%s: %s", path.c_str(), r.status().message().c_str());
+  return r;
+}
+
+}  // namespace systolic::plan

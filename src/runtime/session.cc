@@ -1,0 +1,207 @@
+// Session: prepares each step of the plan once (kernel, parameters, pointers into the arena
+// and the packed weights) and runs them in order.
+#include "runtime/session.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "interp/eval.h"
+#include "interp/nn_geometry.h"
+#include "kernels/conv/conv.h"
+#include "kernels/pool/pool.h"
+
+namespace systolic::runtime {
+
+struct Session::Step {
+  enum Kind { conv, pool, reorder, interp } kind = interp;
+  ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
+  const kernels::ConvKernel* conv_k = nullptr;
+  kernels::ConvParams cp;
+  kernels::ConvArgs ca;
+  const kernels::PoolKernel* pool_k = nullptr;
+  kernels::PoolParams pp;
+  const float* src = nullptr;
+  float* dst = nullptr;
+  int64_t dims[4] = {0, 0, 0, 0};
+  int to = 0;
+  std::vector<interp::TensorRef> ins, outs;
+};
+
+namespace {
+
+// NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
+void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
+  const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
+  for (int64_t n = 0; n < N; ++n) {
+    const float* s = src + n * C * HW;
+    float* o = dst + n * C * HW;
+    if (to == 1) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < HW; ++i) o[i * C + c] = s[c * HW + i];
+    } else {
+      for (int64_t i = 0; i < HW; ++i)
+        for (int64_t c = 0; c < C; ++c) o[c * HW + i] = s[i * C + c];
+    }
+  }
+}
+
+ir::Shape physical(const ir::Tensor& t) {
+  if (t.layout != ir::Layout::nhwc) return t.shape;
+  return {t.shape[0], t.shape[2], t.shape[3], t.shape[1]};
+}
+
+}  // namespace
+
+Session::~Session() {
+  std::free(arena_);
+  std::free(workspace_);
+}
+
+Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::Program> program,
+                                                   const SessionOptions& opts) {
+  SYSTOLIC_RETURN_IF_ERROR(plan::check_runnable(*program, host_cpu()));
+  std::unique_ptr<Session> s(new Session());
+  s->program_ = program;
+  s->threads_ = opts.threads > 0 ? opts.threads : std::max(1, host_cpu().cores);
+  s->pool_ = make_thread_pool(s->threads_);
+  const ir::Graph& g = program->graph;
+  const std::size_t arena_bytes = static_cast<std::size_t>(std::max<int64_t>(64, g.arena_bytes));
+  std::size_t workspace = 0;
+  s->arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64));
+  if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);
+  auto at = [&](int id) -> void* {
+    if (id < 0) return nullptr;
+    const ir::Tensor& t = g.t(id);
+    if (t.is_const()) return const_cast<uint8_t*>(t.data->data());
+    if (t.arena_offset < 0) return nullptr;
+    return s->arena_ + t.arena_offset;
+  };
+  for (const ir::Node& n : g.nodes) {
+    auto st = std::make_unique<Step>();
+    st->node = n;
+    auto kernel_it = n.attrs.find("kernel");
+    const bool has_kernel = kernel_it != n.attrs.end();
+    if (n.op == ir::Op::Conv && has_kernel) {
+      st->kind = Step::conv;
+      st->conv_k = kernels::conv_find(kernel_it->second.str_v);
+      if (!interp::decode_conv_params(n.ints("conv_params"), &st->cp))
+        return Err("plan is corrupt: conv %s lacks its parameters", n.name.c_str());
+      const kernels::ConvParams& p = st->cp;
+      if (!st->conv_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
+      std::string why;
+      if (!st->conv_k->accepts(p, host_cpu(), &why))
+        return Err("kernel %s cannot run conv %s here: %s; recompile the model", st->conv_k->name, n.name.c_str(), why.c_str());
+      if (g.t(n.inputs[1]).numel() != static_cast<int64_t>(st->conv_k->packed_floats(p)))
+        return Err("plan is corrupt: packed weights of %s have the wrong size", n.name.c_str());
+      st->ca.src = static_cast<const float*>(at(n.inputs[0]));
+      st->ca.weights = static_cast<const float*>(at(n.inputs[1]));
+      st->ca.bias = static_cast<const float*>(at(n.in(2)));
+      st->ca.residual = static_cast<const float*>(at(n.in(3)));
+      st->ca.dst = static_cast<float*>(at(n.outputs[0]));
+      st->ca.epilogue.act = static_cast<kernels::Act>(n.i("act", 0));
+      st->ca.epilogue.a = n.f("act_a", 0.f);
+      st->ca.epilogue.b = n.f("act_b", 0.f);
+      workspace = std::max(workspace, st->conv_k->workspace_bytes(p));
+      s->flops_ += 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+    } else if (has_kernel) {
+      st->kind = Step::pool;
+      st->pool_k = kernels::pool_find(kernel_it->second.str_v);
+      if (!st->pool_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
+      SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
+      st->src = static_cast<const float*>(at(n.inputs[0]));
+      st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else if (n.op == ir::Op::Reorder && g.t(n.inputs[0]).dtype == ir::DType::f32) {
+      st->kind = Step::reorder;
+      for (int d = 0; d < 4; ++d) st->dims[d] = g.t(n.outputs[0]).shape[d];
+      st->to = static_cast<int>(n.i("to", 1));
+      st->src = static_cast<const float*>(at(n.inputs[0]));
+      st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else {
+      st->kind = Step::interp;
+      bool nhwc = false;
+      for (int id : n.outputs) nhwc |= id >= 0 && g.t(id).layout == ir::Layout::nhwc;
+      if (nhwc && n.op == ir::Op::Concat) st->node.set_i("axis", 3);  // physical channel axis
+      for (int id : n.inputs) {
+        if (id < 0) {
+          st->ins.push_back({});
+          continue;
+        }
+        st->ins.push_back({g.t(id).dtype, nhwc ? physical(g.t(id)) : g.t(id).shape, at(id)});
+      }
+      for (int id : n.outputs) {
+        if (id < 0) {
+          st->outs.push_back({});
+          continue;
+        }
+        st->outs.push_back({g.t(id).dtype, nhwc ? physical(g.t(id)) : g.t(id).shape, at(id)});
+      }
+      if (n.op == ir::Op::Conv) {
+        kernels::ConvParams p;
+        if (interp::conv_geometry(n, g.t(n.inputs[0]).shape, g.t(n.inputs[1]).shape, &p).ok())
+          s->flops_ += 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+      }
+    }
+    s->steps_.push_back(std::move(st));
+  }
+  if (workspace > 0) {
+    // One workspace serves every conv: steps run one at a time.
+    float* ws = static_cast<float*>(std::aligned_alloc(64, (workspace + 63) / 64 * 64));
+    if (!ws) return Err("cannot allocate the conv workspace");
+    std::memset(ws, 0, (workspace + 63) / 64 * 64);
+    s->workspace_ = ws;
+    for (auto& st : s->steps_)
+      if (st->kind == Step::conv) st->ca.workspace = ws;
+  }
+  for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
+  for (int id : g.outputs) s->outputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
+  return s;
+}
+
+Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
+  const ir::Graph& g = program_->graph;
+  std::vector<char> given(g.inputs.size(), 0);
+  for (const auto& [name, t] : inputs) {
+    std::size_t k = 0;
+    while (k < g.inputs.size() && g.t(g.inputs[k]).name != name) ++k;
+    if (k == g.inputs.size()) {
+      std::string names;
+      for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.t(id).name;
+      return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
+    }
+    const ir::Tensor& want = g.t(g.inputs[k]);
+    if (t.dtype != want.dtype || t.shape != want.shape)
+      return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(want.dtype),
+                 ir::shape_str(want.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
+    if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
+                                                  t.data.size(), want.bytes());
+    if (want.arena_offset >= 0) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
+    given[k] = 1;
+  }
+  for (std::size_t k = 0; k < g.inputs.size(); ++k)
+    if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
+  for (const auto& st : steps_) {
+    switch (st->kind) {
+      case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
+      case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
+      case Step::reorder: reorder_f32(st->src, st->dst, st->dims, st->to); break;
+      case Step::interp: {
+        Status s = interp::eval_node(st->node, st->ins, st->outs);
+        if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
+        break;
+      }
+    }
+  }
+  outputs->resize(g.outputs.size());
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.outputs[k]);
+    HostTensor& o = (*outputs)[k];
+    o.dtype = t.dtype;
+    o.shape = t.shape;
+    o.data.resize(t.bytes());
+    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
+    if (!o.data.empty()) std::memcpy(o.data.data(), src, o.data.size());
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::runtime

@@ -1,0 +1,100 @@
+// `systolic bench MODEL [--batch N] [--threads T] [--iters N] [--json]`: latency percentiles,
+// throughput, peak RSS and achieved GFLOP/s against the measured fp32 peak.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "runtime/session.h"
+#include "tools/commands.h"
+#include "tools/peak.h"
+#include "tools/random_inputs.h"
+
+namespace systolic::tools {
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * (v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s");
+  auto model = std::make_shared<std::string>();
+  auto batch = std::make_shared<int64_t>(1);
+  auto threads = std::make_shared<int>(0);
+  auto iters = std::make_shared<int>(20);
+  auto warmup = std::make_shared<int>(3);
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
+  cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", *threads, "threads (default: one per core)");
+  cmd->add_option("--iters", *iters, "timed runs (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", *warmup, "untimed runs first (default 3)");
+  cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->callback([=] {
+    ModelOptions mo;
+    mo.batch = *batch;
+    auto prog = load_model(*model, mo);
+    if (!prog.ok()) return fail(prog.status());
+    runtime::SessionOptions so;
+    so.threads = *threads;
+    auto session = runtime::Session::create(*prog, so);
+    if (!session.ok()) return fail(session.status());
+    runtime::Session& s = **session;
+    std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
+    uint64_t seed = 1;
+    for (const auto& info : s.inputs()) inputs.emplace_back(info.name, random_tensor(info, seed++));
+    std::vector<runtime::HostTensor> outs;
+    for (int i = 0; i < *warmup; ++i) {
+      Status st = s.run(inputs, &outs);
+      if (!st.ok()) return fail(st);
+    }
+    std::vector<double> ms;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < *iters; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Status st = s.run(inputs, &outs);
+      if (!st.ok()) return fail(st);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9), p99 = percentile(ms, 0.99);
+    const int64_t b = s.program().batch;
+    const double throughput = b * static_cast<double>(*iters) / total_s;
+    const double gflops = s.flops() / (p50 * 1e-3) / 1e9;
+    const double peak = measured_fp32_peak_gflops(s.threads());
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+    if (*json) {
+      nlohmann::json j = {{"model", *model},       {"batch", b},
+                          {"precision", "fp32"},   {"threads", s.threads()},
+                          {"isa", s.program().isa}, {"iters", *iters},
+                          {"p50_ms", p50},         {"p90_ms", p90},
+                          {"p99_ms", p99},         {"throughput_per_s", throughput},
+                          {"gflops", gflops},      {"peak_gflops", peak},
+                          {"utilization", peak > 0 ? gflops / peak : 0.0},
+                          {"gflop_per_run", s.flops() / 1e9},
+                          {"peak_rss_bytes", rss}};
+      std::printf("%s\n", j.dump().c_str());
+      return;
+    }
+    std::printf("model       %s (batch %lld, fp32, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
+                s.program().isa.c_str(), s.threads());
+    std::printf("latency     p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   (%d runs)\n", p50, p90, p99, *iters);
+    std::printf("throughput  %.1f inferences/s\n", throughput);
+    std::printf("compute     %.2f GFLOP per run, %.1f GFLOP/s = %.0f%% of the measured fp32 peak (%.0f GFLOP/s)\n",
+                s.flops() / 1e9, gflops, peak > 0 ? 100 * gflops / peak : 0.0, peak);
+    std::printf("memory      peak RSS %.1f MiB\n", rss / 1048576.0);
+  });
+}
+
+}  // namespace systolic::tools

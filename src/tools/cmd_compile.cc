@@ -1,0 +1,54 @@
+// `systolic compile MODEL.onnx [-o MODEL.plan] [--batch N] [--dump-passes]`.
+#include <cstdio>
+
+#include "frontend/onnx/import.h"
+#include "tools/commands.h"
+
+namespace systolic::tools {
+
+void register_compile(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "compile an ONNX model into a plan for this machine");
+  auto model = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto batch = std::make_shared<int64_t>(1);
+  auto dump = std::make_shared<bool>(false);
+  auto show_kernels = std::make_shared<bool>(false);
+  auto reference = std::make_shared<bool>(false);
+  cmd->add_option("model", *model, "model .onnx")->required();
+  cmd->add_option("-o,--output", *out, "write the compiled plan here");
+  cmd->add_option("--batch", *batch, "batch size for a symbolic batch dim (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--dump-passes", *dump, "print the graph after each pass");
+  cmd->add_flag("--kernels", *show_kernels, "print the kernel chosen per node and why faster ones were rejected");
+  cmd->add_flag("--reference", *reference, "compile for the reference executor (no optimization)");
+  cmd->callback([=] {
+    auto g = frontend::import_onnx_file(*model);
+    if (!g.ok()) return fail(g.status());
+    plan::CompileOptions co;
+    co.batch = *batch;
+    co.optimize = !*reference;
+    std::function<void(const char*, const ir::Graph&)> dumper;
+    if (*dump) {
+      std::printf("=== import (%zu nodes)\n%s", g->nodes.size(), ir::print_graph(*g).c_str());
+      dumper = [](const char* pass, const ir::Graph& gr) {
+        std::printf("=== after %s (%zu nodes)\n%s", pass, gr.nodes.size(), ir::print_graph(gr).c_str());
+      };
+    }
+    auto p = plan::compile(std::move(*g), co, dumper);
+    if (!p.ok()) return fail(Err("%s: %s", model->c_str(), p.status().message().c_str()));
+    const plan::CompileStats& s = (*p)->stats;
+    std::printf("compiled %s for %s, batch %lld in %.1f ms\n", model->c_str(), (*p)->isa.c_str(),
+                static_cast<long long>(*batch), s.compile_ms);
+    std::printf("  nodes: %lld -> %lld\n", static_cast<long long>(s.nodes_before), static_cast<long long>(s.nodes_after));
+    std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
+                s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);
+    std::printf("  weights: %.2f MiB (pre-packed)\n", s.weight_bytes / 1048576.0);
+    if (*show_kernels) std::printf("kernels:\n%s", (*p)->kernel_log.c_str());
+    if (!out->empty()) {
+      Status st = plan::save_program(**p, *out);
+      if (!st.ok()) return fail(st);
+      std::printf("  wrote %s\n", out->c_str());
+    }
+  });
+}
+
+}  // namespace systolic::tools

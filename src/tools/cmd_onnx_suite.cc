@@ -1,0 +1,189 @@
+// `systolic onnx-suite DIR...`: runs ONNX backend test cases (model.onnx + test_data_set_*)
+// through the compiler and runtime and prints pass / fail / unsupported per case.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "frontend/onnx/import.h"
+#include "runtime/session.h"
+#include "tools/commands.h"
+#include "tools/tensor_io.h"
+
+namespace systolic::tools {
+namespace {
+
+bool exists(const std::string& p) {
+  struct stat sb;
+  return stat(p.c_str(), &sb) == 0;
+}
+
+std::vector<std::string> list_dir(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != ".." && n.rfind(prefix, 0) == 0) out.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Unsupported features are reported by the library as "... not supported" / "unsupported ...".
+bool is_unsupported(const std::string& msg) {
+  return msg.find("not supported") != std::string::npos || msg.find("unsupported") != std::string::npos;
+}
+
+template <typename T>
+std::string compare_values(const T* got, const T* want, int64_t n, double rtol, double atol) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "element %lld is %.8g, expected %.8g", static_cast<long long>(i), g, w);
+      return buf;
+    }
+  }
+  return "";
+}
+
+std::string compare(const runtime::HostTensor& got, const runtime::HostTensor& want) {
+  if (got.dtype != want.dtype)
+    return std::string("type ") + ir::dtype_name(got.dtype) + ", expected " + ir::dtype_name(want.dtype);
+  if (got.shape != want.shape) return "shape " + ir::shape_str(got.shape) + ", expected " + ir::shape_str(want.shape);
+  const int64_t n = got.numel();
+  switch (got.dtype) {
+    case ir::DType::f32: return compare_values(got.as<float>(), want.as<float>(), n, 1e-3, 1e-5);
+    case ir::DType::f64: return compare_values(got.as<double>(), want.as<double>(), n, 1e-3, 1e-7);
+    case ir::DType::i64: return compare_values(got.as<int64_t>(), want.as<int64_t>(), n, 0, 0);
+    case ir::DType::i32: return compare_values(got.as<int32_t>(), want.as<int32_t>(), n, 0, 0);
+    case ir::DType::i8: return compare_values(got.as<int8_t>(), want.as<int8_t>(), n, 0, 0);
+    default: return compare_values(got.as<uint8_t>(), want.as<uint8_t>(), n, 0, 0);
+  }
+}
+
+enum class Verdict { pass, fail, skip };
+
+Verdict run_case(const std::string& dir, std::string* why) {
+  auto g = frontend::import_onnx_file(dir + "/model.onnx");
+  if (!g.ok()) {
+    *why = g.status().message();
+    return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+  }
+  const auto sets = list_dir(dir, "test_data_set_");
+  if (sets.empty()) {
+    *why = "no test_data_set_* folder";
+    return Verdict::fail;
+  }
+  // Inputs of the first set fix the batch size; the model's symbolic dims take their values.
+  std::vector<std::string> in_names;
+  for (int id : g->inputs) in_names.push_back(g->t(id).name);
+  std::vector<runtime::HostTensor> first_inputs;
+  for (std::size_t k = 0; k < in_names.size(); ++k) {
+    auto t = load_tensor(dir + "/" + sets[0] + "/input_" + std::to_string(k) + ".pb");
+    if (!t.ok()) {
+      *why = t.status().message();
+      return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+    }
+    // Fill symbolic dims from the data (backend tests ship static shapes in the data).
+    ir::Tensor& gt = g->t(g->inputs[k]);
+    if (!gt.shape_known || gt.shape.size() != t->shape.size()) {
+      gt.shape = t->shape;
+      gt.shape_known = true;
+    }
+    for (std::size_t d = 0; d < gt.shape.size(); ++d)
+      if (gt.shape[d] < 0) gt.shape[d] = t->shape[d];
+    first_inputs.push_back(std::move(*t));
+  }
+  auto prog = plan::compile(std::move(*g), plan::CompileOptions{});
+  if (!prog.ok()) {
+    *why = prog.status().message();
+    return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+  }
+  runtime::SessionOptions so;
+  so.threads = 1;
+  auto session = runtime::Session::create(*prog, so);
+  if (!session.ok()) {
+    *why = session.status().message();
+    return Verdict::fail;
+  }
+  for (const std::string& set : sets) {
+    std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
+    for (std::size_t k = 0; k < in_names.size(); ++k) {
+      auto t = load_tensor(dir + "/" + set + "/input_" + std::to_string(k) + ".pb");
+      if (!t.ok()) {
+        *why = t.status().message();
+        return Verdict::fail;
+      }
+      inputs.emplace_back(in_names[k], std::move(*t));
+    }
+    std::vector<runtime::HostTensor> outs;
+    Status st = (*session)->run(inputs, &outs);
+    if (!st.ok()) {
+      *why = set + ": " + st.message();
+      return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+    }
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      auto want = load_tensor(dir + "/" + set + "/output_" + std::to_string(k) + ".pb");
+      if (!want.ok()) {
+        *why = want.status().message();
+        return Verdict::fail;
+      }
+      std::string diff = compare(outs[k], *want);
+      if (!diff.empty()) {
+        *why = set + " output " + std::to_string(k) + ": " + diff;
+        return Verdict::fail;
+      }
+    }
+  }
+  return Verdict::pass;
+}
+
+}  // namespace
+
+void register_onnx_suite(CLI::App& app) {
+  auto* cmd = app.add_subcommand("onnx-suite", "run ONNX backend test cases (model.onnx + test_data_set_*)");
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_option("dirs", *dirs, "case folders, or folders of case folders")->required();
+  cmd->add_flag("--failures-only", *quiet, "print only failing cases and the summary");
+  cmd->callback([=] {
+    std::vector<std::string> cases;
+    for (const std::string& d : *dirs) {
+      if (exists(d + "/model.onnx")) {
+        cases.push_back(d);
+        continue;
+      }
+      if (!exists(d)) return fail(Err("%s does not exist", d.c_str()));
+      for (const std::string& sub : list_dir(d, ""))
+        if (exists(d + "/" + sub + "/model.onnx")) cases.push_back(d + "/" + sub);
+    }
+    int passed = 0, failed = 0, skipped = 0;
+    for (const std::string& c : cases) {
+      std::string why;
+      const Verdict v = run_case(c, &why);
+      const std::string name = c.substr(c.find_last_of('/') + 1);
+      if (v == Verdict::pass) {
+        ++passed;
+        if (!*quiet) std::printf("pass         %s\n", name.c_str());
+      } else if (v == Verdict::skip) {
+        ++skipped;
+        if (!*quiet) std::printf("unsupported  %s: %s\n", name.c_str(), why.c_str());
+      } else {
+        ++failed;
+        std::printf("FAIL         %s: %s\n", name.c_str(), why.c_str());
+      }
+      std::fflush(stdout);
+    }
+    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    if (failed > 0) fail(Err("%d ONNX backend case(s) failed", failed));
+  });
+}
+
+}  // namespace systolic::tools

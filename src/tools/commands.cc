@@ -1,0 +1,56 @@
+// Registration of all subcommands, the shared exit status and model loading.
+#include "tools/commands.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "frontend/onnx/import.h"
+
+namespace systolic::tools {
+namespace {
+int g_exit = 0;
+
+bool is_plan_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  char magic[8] = {};
+  f.read(magic, 8);
+  return f.gcount() == 8 && std::string(magic, 8) == "SYSTPLAN";
+}
+}  // namespace
+
+int exit_code() { return g_exit; }
+
+void fail(const Status& st) {
+  std::fprintf(stderr, "systolic: error: %s\n", st.message().c_str());
+  g_exit = 1;
+}
+
+void register_commands(CLI::App& app) {
+  register_zoo(app);
+  register_compile(app);
+  register_run(app);
+  register_bench(app);
+  register_onnx_suite(app);
+  register_info(app);
+}
+
+Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {
+  if (is_plan_file(path)) {
+    auto p = plan::load_program(path);
+    if (!p.ok()) return p.status();
+    if (opts.batch > 0 && opts.batch != (*p)->batch)
+      return Err("%s was compiled for batch %lld; recompile it for batch %lld", path.c_str(),
+                 static_cast<long long>((*p)->batch), static_cast<long long>(opts.batch));
+    return std::shared_ptr<const plan::Program>(*p);
+  }
+  auto g = frontend::import_onnx_file(path);
+  if (!g.ok()) return g.status();
+  plan::CompileOptions co;
+  co.batch = opts.batch > 0 ? opts.batch : 1;
+  co.optimize = opts.optimize;
+  auto p = plan::compile(std::move(*g), co);
+  if (!p.ok()) return Err("%s: %s", path.c_str(), p.status().message().c_str());
+  return std::shared_ptr<const plan::Program>(*p);
+}
+
+}  // namespace systolic::tools

@@ -1,0 +1,33 @@
+// Subcommands of the systolic CLI; each file registers one, over the library.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "plan/program.h"
+
+namespace systolic::tools {
+
+void register_commands(CLI::App& app);
+void register_zoo(CLI::App& app);
+void register_compile(CLI::App& app);
+void register_run(CLI::App& app);
+void register_bench(CLI::App& app);
+void register_onnx_suite(CLI::App& app);
+void register_info(CLI::App& app);
+
+// Exit status of the command that ran (set by fail()).
+int exit_code();
+// Prints "systolic: error: MSG" on stderr and makes the process exit non-zero.
+void fail(const Status& st);
+
+// A model given as .onnx (imported and compiled for `batch`) or as a compiled .plan.
+struct ModelOptions {
+  int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
+  bool optimize = true;
+};
+Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts);
+
+}  // namespace systolic::tools
