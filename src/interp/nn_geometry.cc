@@ -35,8 +35,8 @@ Status solve_axis(const std::string& auto_pad, bool ceil_mode, Axis* a) {
 Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>& kernel,
                bool ceil_mode, Axis* h, Axis* w) {
   const std::size_t sp = x.size() - 2;
-  if (sp != 1 && sp != 2) return Err("%s %s: only 1-D and 2-D are supported (input %s)",
-                                     ir::op_name(n.op), n.name.c_str(), ir::shape_str(x).c_str());
+  if (sp != 1 && sp != 2) return Err("%s %s: %zu-D is not supported, only 1-D and 2-D (input %s)",
+                                     ir::op_name(n.op), n.name.c_str(), sp, ir::shape_str(x).c_str());
   if (kernel.size() != sp) return Err("%s %s: kernel has %zu dims, input has %zu spatial dims",
                                       ir::op_name(n.op), n.name.c_str(), kernel.size(), sp);
   auto strides = n.ints("strides", std::vector<int64_t>(sp, 1));

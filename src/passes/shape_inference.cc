@@ -76,6 +76,13 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       if (!in_t(1)) return Err("%s %s: missing second input", op, n.name.c_str());
       if (in_t(1)->dtype != dt) return Err("%s %s: operand types %s and %s differ", op, n.name.c_str(),
                                            ir::dtype_name(dt), ir::dtype_name(in_t(1)->dtype));
+      // Before opset 7 a 1-D PRelu slope applies along the channel axis.
+      if (n.op == Op::PRelu && g.opset < 7 && in_t(1)->is_const() && in_t(1)->shape.size() == 1 && r > 2 &&
+          in_t(1)->shape[0] == xs[1] && !interp::broadcast_shapes(xs, in_t(1)->shape).ok()) {
+        Shape cs(r - 1, 1);
+        cs[0] = xs[1];
+        g.t(n.inputs[1]).shape = cs;
+      }
       auto b = interp::broadcast_shapes(xs, in_t(1)->shape);
       if (!b.ok()) return Err("%s %s: %s", op, n.name.c_str(), b.status().message().c_str());
       if (n.op == Op::PRelu && *b != xs) return Err("PRelu %s: slope does not broadcast to the input", n.name.c_str());

@@ -2,6 +2,7 @@
 // and the packed weights) and runs them in order.
 #include "runtime/session.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -25,6 +26,9 @@ struct Session::Step {
   int64_t dims[4] = {0, 0, 0, 0};
   int to = 0;
   std::vector<interp::TensorRef> ins, outs;
+  double flops = 0;
+  double total_ms = 0;
+  int64_t runs = 0;
 };
 
 namespace {
@@ -102,7 +106,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->ca.epilogue.a = n.f("act_a", 0.f);
       st->ca.epilogue.b = n.f("act_b", 0.f);
       workspace = std::max(workspace, st->conv_k->workspace_bytes(p));
-      s->flops_ += 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+      st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
     } else if (has_kernel) {
       st->kind = Step::pool;
       st->pool_k = kernels::pool_find(kernel_it->second.str_v);
@@ -138,9 +142,10 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (n.op == ir::Op::Conv) {
         kernels::ConvParams p;
         if (interp::conv_geometry(n, g.t(n.inputs[0]).shape, g.t(n.inputs[1]).shape, &p).ok())
-          s->flops_ += 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+          st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
       }
     }
+    s->flops_ += st->flops;
     s->steps_.push_back(std::move(st));
   }
   if (workspace > 0) {
@@ -180,6 +185,7 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
   for (std::size_t k = 0; k < g.inputs.size(); ++k)
     if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
   for (const auto& st : steps_) {
+    const auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     switch (st->kind) {
       case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
       case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
@@ -189,6 +195,10 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
         if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
         break;
       }
+    }
+    if (profiling_) {
+      st->total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ++st->runs;
     }
   }
   outputs->resize(g.outputs.size());
@@ -202,6 +212,25 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
     if (!o.data.empty()) std::memcpy(o.data.data(), src, o.data.size());
   }
   return Status::Ok();
+}
+
+}  // namespace systolic::runtime
+
+namespace systolic::runtime {
+
+std::vector<Session::StepProfile> Session::profile() const {
+  std::vector<StepProfile> out;
+  for (const auto& st : steps_) {
+    StepProfile p;
+    p.name = st->node.name;
+    p.op = ir::op_name(st->node.op);
+    p.kernel = st->conv_k ? st->conv_k->name : st->pool_k ? st->pool_k->name : st->kind == Step::reorder ? "reorder_f32" : "interp";
+    p.flops = st->flops;
+    p.total_ms = st->total_ms;
+    p.runs = st->runs;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace systolic::runtime

@@ -43,6 +43,14 @@ class Session {
   // Floating-point operations of one run (convolutions and matmuls: 2 per MAC).
   double flops() const { return flops_; }
   int threads() const { return threads_; }
+  // Per-step wall time, accumulated over runs while profiling is on.
+  void set_profiling(bool on) { profiling_ = on; }
+  struct StepProfile {
+    std::string name, op, kernel;
+    double flops = 0, total_ms = 0;
+    int64_t runs = 0;
+  };
+  std::vector<StepProfile> profile() const;
   const plan::Program& program() const { return *program_; }
 
   struct Step;
@@ -57,6 +65,7 @@ class Session {
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<TensorInfo> inputs_, outputs_;
   double flops_ = 0;
+  bool profiling_ = false;
 };
 
 }  // namespace systolic::runtime

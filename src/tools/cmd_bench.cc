@@ -33,12 +33,14 @@ void register_bench(CLI::App& app) {
   auto iters = std::make_shared<int>(20);
   auto warmup = std::make_shared<int>(3);
   auto json = std::make_shared<bool>(false);
+  auto per_layer = std::make_shared<bool>(false);
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
   cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", *threads, "threads (default: one per core)");
   cmd->add_option("--iters", *iters, "timed runs (default 20)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", *warmup, "untimed runs first (default 3)");
   cmd->add_flag("--json", *json, "print one JSON object");
+  cmd->add_flag("--per-layer", *per_layer, "time every step and print a per-layer table");
   cmd->callback([=] {
     ModelOptions mo;
     mo.batch = *batch;
@@ -66,6 +68,14 @@ void register_bench(CLI::App& app) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (*per_layer) {
+      // A separate timed pass, so per-step clock reads do not disturb the figures above.
+      s.set_profiling(true);
+      for (int i = 0; i < *iters; ++i) {
+        Status st = s.run(inputs, &outs);
+        if (!st.ok()) return fail(st);
+      }
+    }
     const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9), p99 = percentile(ms, 0.99);
     const int64_t b = s.program().batch;
     const double throughput = b * static_cast<double>(*iters) / total_s;
@@ -74,6 +84,8 @@ void register_bench(CLI::App& app) {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+    std::vector<runtime::Session::StepProfile> layers;
+    if (*per_layer) layers = s.profile();
     if (*json) {
       nlohmann::json j = {{"model", *model},       {"batch", b},
                           {"precision", "fp32"},   {"threads", s.threads()},
@@ -84,6 +96,14 @@ void register_bench(CLI::App& app) {
                           {"utilization", peak > 0 ? gflops / peak : 0.0},
                           {"gflop_per_run", s.flops() / 1e9},
                           {"peak_rss_bytes", rss}};
+      if (*per_layer) {
+        j["layers"] = nlohmann::json::array();
+        for (const auto& l : layers) {
+          const double ms = l.runs ? l.total_ms / l.runs : 0;
+          j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"kernel", l.kernel}, {"ms", ms},
+                                 {"gflops", ms > 0 ? l.flops / ms / 1e6 : 0.0}});
+        }
+      }
       std::printf("%s\n", j.dump().c_str());
       return;
     }
@@ -94,6 +114,17 @@ void register_bench(CLI::App& app) {
     std::printf("compute     %.2f GFLOP per run, %.1f GFLOP/s = %.0f%% of the measured fp32 peak (%.0f GFLOP/s)\n",
                 s.flops() / 1e9, gflops, peak > 0 ? 100 * gflops / peak : 0.0, peak);
     std::printf("memory      peak RSS %.1f MiB\n", rss / 1048576.0);
+    if (*per_layer) {
+      double total = 0;
+      for (const auto& l : layers) total += l.runs ? l.total_ms / l.runs : 0;
+      std::printf("\n%-28s %-18s %-28s %9s %6s %9s %6s\n", "layer", "op", "kernel", "ms", "share", "GFLOP/s", "%peak");
+      for (const auto& l : layers) {
+        const double ms = l.runs ? l.total_ms / l.runs : 0;
+        const double gf = ms > 0 ? l.flops / ms / 1e6 : 0;
+        std::printf("%-28s %-18s %-28s %9.3f %5.1f%% %9.1f %5.0f%%\n", l.name.substr(0, 28).c_str(), l.op.c_str(),
+                    l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, peak > 0 ? 100 * gf / peak : 0);
+      }
+    }
   });
 }
 

@@ -70,76 +70,75 @@ std::string compare(const runtime::HostTensor& got, const runtime::HostTensor& w
 
 enum class Verdict { pass, fail, skip };
 
-Verdict run_case(const std::string& dir, std::string* why) {
-  auto g = frontend::import_onnx_file(dir + "/model.onnx");
-  if (!g.ok()) {
-    *why = g.status().message();
-    return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
-  }
-  const auto sets = list_dir(dir, "test_data_set_");
-  if (sets.empty()) {
-    *why = "no test_data_set_* folder";
-    return Verdict::fail;
-  }
-  // Inputs of the first set fix the batch size; the model's symbolic dims take their values.
-  std::vector<std::string> in_names;
-  for (int id : g->inputs) in_names.push_back(g->t(id).name);
-  std::vector<runtime::HostTensor> first_inputs;
-  for (std::size_t k = 0; k < in_names.size(); ++k) {
-    auto t = load_tensor(dir + "/" + sets[0] + "/input_" + std::to_string(k) + ".pb");
-    if (!t.ok()) {
-      *why = t.status().message();
-      return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+// Shape-like inputs (int64 tensors and scalars: Reshape's shape, Slice's starts, Range's
+// bounds...) are specialized into constants, as a static compiler must; the rest stay inputs.
+bool freeze(const runtime::HostTensor& t) { return t.dtype == ir::DType::i64 || t.shape.empty(); }
+
+Verdict classify(const Status& st, std::string* why) {
+  *why = st.message();
+  return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
+}
+
+Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string* why) {
+  ir::Graph g = model;
+  std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
+  std::vector<int> kept;
+  for (std::size_t k = 0; k < model.inputs.size(); ++k) {
+    auto t = load_tensor(set_dir + "/input_" + std::to_string(k) + ".pb");
+    if (!t.ok()) return classify(t.status(), why);
+    ir::Tensor& gt = g.t(g.inputs[k]);
+    if (freeze(*t)) {
+      gt.dtype = t->dtype;
+      gt.shape = t->shape;
+      gt.shape_known = true;
+      gt.data = std::make_shared<std::vector<uint8_t>>(t->data);
+      continue;
     }
-    // Fill symbolic dims from the data (backend tests ship static shapes in the data).
-    ir::Tensor& gt = g->t(g->inputs[k]);
+    // The data fixes dims the model leaves symbolic.
     if (!gt.shape_known || gt.shape.size() != t->shape.size()) {
       gt.shape = t->shape;
       gt.shape_known = true;
     }
     for (std::size_t d = 0; d < gt.shape.size(); ++d)
       if (gt.shape[d] < 0) gt.shape[d] = t->shape[d];
-    first_inputs.push_back(std::move(*t));
+    kept.push_back(g.inputs[k]);
+    inputs.emplace_back(gt.name, std::move(*t));
   }
-  auto prog = plan::compile(std::move(*g), plan::CompileOptions{});
-  if (!prog.ok()) {
-    *why = prog.status().message();
-    return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
-  }
+  g.inputs = kept;
+  auto prog = plan::compile(std::move(g), plan::CompileOptions{});
+  if (!prog.ok()) return classify(prog.status(), why);
   runtime::SessionOptions so;
   so.threads = 1;
   auto session = runtime::Session::create(*prog, so);
-  if (!session.ok()) {
-    *why = session.status().message();
+  if (!session.ok()) return classify(session.status(), why);
+  std::vector<runtime::HostTensor> outs;
+  Status st = (*session)->run(inputs, &outs);
+  if (!st.ok()) return classify(st, why);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    auto want = load_tensor(set_dir + "/output_" + std::to_string(k) + ".pb");
+    if (!want.ok()) return classify(want.status(), why);
+    std::string diff = compare(outs[k], *want);
+    if (!diff.empty()) {
+      *why = "output " + std::to_string(k) + ": " + diff;
+      return Verdict::fail;
+    }
+  }
+  return Verdict::pass;
+}
+
+Verdict run_case(const std::string& dir, std::string* why) {
+  auto g = frontend::import_onnx_file(dir + "/model.onnx");
+  if (!g.ok()) return classify(g.status(), why);
+  const auto sets = list_dir(dir, "test_data_set_");
+  if (sets.empty()) {
+    *why = "no test_data_set_* folder";
     return Verdict::fail;
   }
   for (const std::string& set : sets) {
-    std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
-    for (std::size_t k = 0; k < in_names.size(); ++k) {
-      auto t = load_tensor(dir + "/" + set + "/input_" + std::to_string(k) + ".pb");
-      if (!t.ok()) {
-        *why = t.status().message();
-        return Verdict::fail;
-      }
-      inputs.emplace_back(in_names[k], std::move(*t));
-    }
-    std::vector<runtime::HostTensor> outs;
-    Status st = (*session)->run(inputs, &outs);
-    if (!st.ok()) {
-      *why = set + ": " + st.message();
-      return is_unsupported(*why) ? Verdict::skip : Verdict::fail;
-    }
-    for (std::size_t k = 0; k < outs.size(); ++k) {
-      auto want = load_tensor(dir + "/" + set + "/output_" + std::to_string(k) + ".pb");
-      if (!want.ok()) {
-        *why = want.status().message();
-        return Verdict::fail;
-      }
-      std::string diff = compare(outs[k], *want);
-      if (!diff.empty()) {
-        *why = set + " output " + std::to_string(k) + ": " + diff;
-        return Verdict::fail;
-      }
+    const Verdict v = run_set(*g, dir + "/" + set, why);
+    if (v != Verdict::pass) {
+      *why = set + ": " + *why;
+      return v;
     }
   }
   return Verdict::pass;

@@ -14,7 +14,7 @@
 namespace systolic::frontend {
 namespace {
 
-constexpr int kMinOpset = 7;
+constexpr int kMinOpset = 1;
 constexpr int kMaxOpset = 18;
 
 ir::Attr convert_attr(const onnx::AttributeProto& a, const std::string& base_dir, Status* st) {
@@ -116,8 +116,7 @@ struct Importer {
     opset = -1;
     for (const auto& os : model.opset_import())
       if (os.domain().empty() || os.domain() == "ai.onnx") opset = static_cast<int>(os.version());
-    if (opset < 0) return Err("model has no default-domain opset import");
-    if (opset < kMinOpset || opset > kMaxOpset)
+    if (opset > kMaxOpset)
       return Err("model uses opset %d; systolic supports opsets %d to %d", opset, kMinOpset, kMaxOpset);
     g.opset = opset;
     const onnx::GraphProto& gp = model.graph();
@@ -151,12 +150,16 @@ struct Importer {
       const std::string& dom = np.domain();
       if (np.op_type() == "Constant" && dom.empty()) continue;  // becomes a constant tensor
       auto op = ir::op_from_name(np.op_type());
-      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder") {
+      // Before opset 7 binary ops broadcast by a legacy (broadcast, axis) rule.
+      bool legacy = false;
+      for (const auto& a : np.attribute()) legacy |= a.name() == "broadcast" && a.i() != 0;
+      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || legacy) {
         std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " +
-                           std::to_string(opset) + ")";
+                           std::to_string(opset) + (legacy ? ", legacy broadcast" : "") + ")";
         if (seen_unsupported.insert(what).second) unsupported.push_back(what);
       }
     }
+    if (unsupported.empty() && opset < 0) return Err("model has no default-domain opset import");
     if (!unsupported.empty()) {
       std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s: " : ": ");
       for (std::size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
