@@ -1,0 +1,92 @@
+// ONNX import: valid models, and a clear error for every kind of bad file.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include "frontend/onnx/import.h"
+#include "tools/zoo/zoo.h"
+
+namespace systolic::frontend {
+namespace {
+
+onnx::ModelProto tiny_model(const std::vector<std::string>& ops, int opset = 13) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* os = m.add_opset_import();
+  os->set_domain("");
+  os->set_version(opset);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  std::string prev = "x";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    auto* n = g->add_node();
+    n->set_op_type(ops[i]);
+    n->add_input(prev);
+    prev = "t" + std::to_string(i);
+    n->add_output(prev);
+  }
+  g->add_output()->set_name(prev);
+  return m;
+}
+
+}  // namespace
+
+TEST(OnnxImport, ZooModelImports) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(zoo::zoo_build("resnet18", 0, &m).ok());
+  auto g = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->t(g->inputs[0]).shape, (ir::Shape{-1, 3, 224, 224}));
+  EXPECT_EQ(g->nodes.size(), static_cast<std::size_t>(m.graph().node_size()));
+}
+
+TEST(OnnxImport, ListsEveryUnsupportedOp) {
+  auto g = import_onnx_bytes(tiny_model({"Relu", "Erf", "Relu", "Einsum", "Erf"}).SerializeAsString(), "");
+  ASSERT_FALSE(g.ok());
+  const std::string msg = g.status().message();
+  EXPECT_NE(msg.find("unsupported ops"), std::string::npos) << "message: " << msg;
+  EXPECT_NE(msg.find("Erf (opset 13)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Einsum (opset 13)"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Relu"), std::string::npos) << msg;
+}
+
+TEST(OnnxImport, RejectsGarbageTruncatedAndNewOpset) {
+  auto g = import_onnx_bytes("this is not a model at all", "");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("not a valid ONNX model"), std::string::npos);
+  onnx::ModelProto m;
+  ASSERT_TRUE(zoo::zoo_build("mobilenet_v2", 0, &m).ok());
+  const std::string bytes = m.SerializeAsString();
+  for (double frac : {0.001, 0.3, 0.97}) {
+    auto t = import_onnx_bytes(bytes.substr(0, static_cast<std::size_t>(bytes.size() * frac)), "");
+    EXPECT_FALSE(t.ok()) << frac;
+  }
+  auto e = import_onnx_bytes("", "");
+  EXPECT_FALSE(e.ok());
+  auto v = import_onnx_bytes(tiny_model({"Relu"}, 99).SerializeAsString(), "");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("opset 99"), std::string::npos);
+  auto missing = import_onnx_file("/nonexistent/model.onnx");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
+}
+
+TEST(OnnxImport, NormalizesOldOpsets) {
+  // Opset 10 Clip carries min/max as attributes; import makes them constant inputs.
+  onnx::ModelProto m = tiny_model({"Clip"}, 10);
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("max");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(6.f);
+  auto g = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const ir::Node& n = g->nodes[0];
+  ASSERT_EQ(n.inputs.size(), 3u);
+  EXPECT_EQ(g->t(n.inputs[2]).as<float>()[0], 6.f);
+}
+
+}  // namespace systolic::frontend

@@ -1,0 +1,57 @@
+// shape_inference: conv/pool output sizes (pads, strides, dilation, auto_pad, ceil_mode)
+// and clear errors for shapes that do not fit.
+#include <gtest/gtest.h>
+
+#include "tests/graph_builder.h"
+
+namespace systolic::testing {
+
+TEST(ShapeInference, ConvAndPoolGeometry) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 224, 224});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {64, 3, 7, 7})})[0];
+  b.last().set_ints("strides", {2, 2});
+  b.last().set_ints("pads", {3, 3, 3, 3});
+  const int p = b.node(ir::Op::MaxPool, {c})[0];
+  b.last().set_ints("kernel_shape", {3, 3});
+  b.last().set_ints("strides", {2, 2});
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int same = b.node(ir::Op::Conv, {p, b.weights("w2", {8, 64, 3, 3})})[0];
+  ir::Attr ap;
+  ap.kind = ir::Attr::s;
+  ap.str_v = "SAME_UPPER";
+  b.last().attrs["auto_pad"] = ap;
+  b.last().set_ints("strides", {2, 2});
+  const int ceil = b.node(ir::Op::AveragePool, {same})[0];
+  b.last().set_ints("kernel_shape", {3, 3});
+  b.last().set_ints("strides", {2, 2});
+  b.last().set_i("ceil_mode", 1);
+  b.output(ceil);
+  run_passes(b.g, {passes::shape_inference});
+  EXPECT_EQ(b.g.t(c).shape, (ir::Shape{1, 64, 112, 112}));
+  EXPECT_EQ(b.g.t(p).shape, (ir::Shape{1, 64, 56, 56}));
+  EXPECT_EQ(b.g.t(same).shape, (ir::Shape{1, 8, 28, 28}));
+  EXPECT_EQ(b.g.t(ceil).shape, (ir::Shape{1, 8, 14, 14}));  // ceil((28-3)/2)+1
+}
+
+TEST(ShapeInference, RejectsMismatchedShapes) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 8, 8});
+  const int y = b.node(ir::Op::Conv, {x, b.weights("w", {4, 5, 3, 3})})[0];
+  b.output(y);
+  passes::PassContext ctx;
+  Status st = passes::shape_inference(b.g, ctx);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("do not agree"), std::string::npos) << st.message();
+
+  GraphBuilder c;
+  const int a = c.input("a", {2, 3});
+  const int d = c.input("d", {4, 3});
+  const int z = c.node(ir::Op::Add, {a, d})[0];
+  c.output(z);
+  st = passes::shape_inference(c.g, ctx);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("do not broadcast"), std::string::npos) << st.message();
+}
+
+}  // namespace systolic::testing

@@ -1,0 +1,70 @@
+// The plan file: a round trip runs identically; other versions and damaged files are refused.
+#include <gtest/gtest.h>
+
+#include "tests/graph_builder.h"
+
+namespace systolic::testing {
+namespace {
+
+ir::Graph small_net() {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 12, 12});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 3, 3, 3}), b.weights("b", {8})})[0];
+  const int r = b.node(ir::Op::Relu, {c})[0];
+  const int p = b.node(ir::Op::GlobalAveragePool, {r})[0];
+  const int f = b.node(ir::Op::Flatten, {p})[0];
+  b.output(f);
+  return b.g;
+}
+
+std::vector<float> run_program(std::shared_ptr<const plan::Program> p) {
+  auto s = runtime::Session::create(p);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
+  ins.emplace_back("x", random_input(p->graph.t(p->graph.inputs[0]), 3));
+  std::vector<runtime::HostTensor> outs;
+  EXPECT_TRUE((*s)->run(ins, &outs).ok());
+  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
+}
+
+}  // namespace
+
+TEST(PlanFile, RoundTripRunsTheSame) {
+  auto p = plan::compile(small_net(), plan::CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const std::string bytes = plan::serialize_program(**p);
+  auto q = plan::load_program_bytes(bytes);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(plan::serialize_program(**q), bytes);
+  EXPECT_EQ(run_program(*p), run_program(*q));
+}
+
+TEST(PlanFile, RefusesOtherVersionsAndDamage) {
+  auto p = plan::compile(small_net(), plan::CompileOptions{});
+  ASSERT_TRUE(p.ok());
+  std::string bytes = plan::serialize_program(**p);
+  std::string other = bytes;
+  other[8] = static_cast<char>(plan::kPlanVersion + 1);
+  auto v = plan::load_program_bytes(other);
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("version"), std::string::npos);
+  for (std::size_t cut : {std::size_t{4}, bytes.size() / 3, bytes.size() - 1}) {
+    auto t = plan::load_program_bytes(bytes.substr(0, cut));
+    EXPECT_FALSE(t.ok()) << cut;
+  }
+  auto g = plan::load_program_bytes("SYSTPLAN garbage garbage garbage");
+  EXPECT_FALSE(g.ok());
+}
+
+TEST(PlanFile, RefusesPlanForMissingInstructionSet) {
+  auto p = plan::compile(small_net(), plan::CompileOptions{});
+  ASSERT_TRUE(p.ok());
+  plan::Program q = **p;
+  q.isa = "avx512";
+  CpuFeatures none = cap_isa(host_cpu(), "ref");
+  Status st = plan::check_runnable(q, none);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("recompile"), std::string::npos);
+}
+
+}  // namespace systolic::testing

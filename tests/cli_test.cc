@@ -1,0 +1,150 @@
+// The systolic command: the documented workflows work, and every kind of bad input gives a
+// one-line error and exit status 1 (never a crash).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+struct Result {
+  int status = -1;  // exit code; -1 when killed by a signal
+  std::string out, err;
+};
+
+std::string dir() {
+  static const std::string d = [] {
+    std::string p = ::testing::TempDir() + "systolic_cli_" + std::to_string(getpid());
+    mkdir(p.c_str(), 0755);
+    return p;
+  }();
+  return d;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+Result sh(const std::string& args) {
+  const std::string out = dir() + "/stdout", err = dir() + "/stderr";
+  const std::string cmd = std::string(SYSTOLIC_BINARY) + " " + args + " > " + out + " 2> " + err;
+  const int rc = std::system(cmd.c_str());
+  Result r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+void expect_clean_error(const Result& r, const std::string& needle) {
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("systolic: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+const std::string& model() {
+  static const std::string m = [] {
+    const std::string p = dir() + "/r18.onnx";
+    EXPECT_EQ(sh("zoo resnet18 -o " + p).status, 0);
+    return p;
+  }();
+  return m;
+}
+
+}  // namespace
+
+TEST(Cli, CompileRunAndPlanAgree) {
+  const std::string plan = dir() + "/r18.plan";
+  Result c = sh("compile " + model() + " -o " + plan);
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("nodes: 69 ->"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("arena"), std::string::npos);
+  ASSERT_EQ(sh("run " + model() + " --output-dir " + dir() + "/a").status, 0);
+  Result r = sh("run " + plan + " --output-dir " + dir() + "/b");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("logits"), std::string::npos);
+  EXPECT_EQ(slurp(dir() + "/a/logits.npy"), slurp(dir() + "/b/logits.npy"));
+  EXPECT_GT(slurp(dir() + "/a/logits.npy").size(), 4000u);
+}
+
+TEST(Cli, BenchJsonHasTheDocumentedKeys) {
+  Result r = sh("bench " + model() + " --iters 2 --warmup 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"model", "batch", "precision", "threads", "p50_ms", "p90_ms", "p99_ms", "throughput_per_s",
+                        "gflops", "peak_rss_bytes"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_GT(j["gflops"].get<double>(), 0.0);
+  EXPECT_GT(j["p50_ms"].get<double>(), 0.0);
+}
+
+TEST(Cli, DumpPassesPrintsEveryPass) {
+  Result r = sh("compile " + model() + " --dump-passes");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* p : {"constant_folding", "fold_batchnorm", "fuse_epilogue", "layout_assignment", "memory_plan"})
+    EXPECT_NE(r.out.find(std::string("=== after ") + p), std::string::npos) << p;
+}
+
+TEST(Cli, BadModelFiles) {
+  expect_clean_error(sh("run " + dir() + "/missing.onnx"), "cannot open");
+  { std::ofstream(dir() + "/garbage.onnx") << "definitely not protobuf \x01\x02\x03"; }
+  expect_clean_error(sh("run " + dir() + "/garbage.onnx"), "not a valid ONNX model");
+  const std::string bytes = slurp(model());
+  { std::ofstream(dir() + "/trunc.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2); }
+  expect_clean_error(sh("compile " + dir() + "/trunc.onnx"), "trunc.onnx");
+  const std::string plan = dir() + "/v.plan";
+  ASSERT_EQ(sh("compile " + model() + " -o " + plan).status, 0);
+  std::string p = slurp(plan);
+  p[8] = 99;
+  { std::ofstream(dir() + "/other.plan", std::ios::binary) << p; }
+  expect_clean_error(sh("run " + dir() + "/other.plan"), "version");
+  { std::ofstream(dir() + "/cut.plan", std::ios::binary) << slurp(plan).substr(0, 5000); }
+  expect_clean_error(sh("run " + dir() + "/cut.plan"), "truncated or corrupt");
+}
+
+TEST(Cli, BadInputs) {
+  const std::string npy = dir() + "/in.npy";
+  ASSERT_EQ(sh("run " + model() + " --output-dir " + dir() + "/o").status, 0);
+  // A wrong input name, shape and dtype; a missing and a corrupt input file.
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import numpy as np; np.save('" + dir() +
+                         "/small.npy', np.zeros((1,3,100,100), np.float32)); np.save('" + dir() +
+                         "/ints.npy', np.zeros((1,3,224,224), np.int64)); np.save('" + dir() +
+                         "/ok.npy', np.zeros((1,3,224,224), np.float32))\"").c_str()),
+            0);
+  expect_clean_error(sh("run " + model() + " --input nope=" + dir() + "/ok.npy"), "no input named 'nope'");
+  expect_clean_error(sh("run " + model() + " --input input=" + dir() + "/small.npy"), "expected float32[1,3,224,224]");
+  expect_clean_error(sh("run " + model() + " --input input=" + dir() + "/ints.npy"), "int64");
+  expect_clean_error(sh("run " + model() + " --input input=" + dir() + "/none.npy"), "none.npy");
+  { std::ofstream(dir() + "/bad.npy") << "\x93NUMPY\x01\x00garbage"; }
+  expect_clean_error(sh("run " + model() + " --input input=" + dir() + "/bad.npy"), "bad.npy");
+  expect_clean_error(sh("run " + model() + " --input input"), "NAME=FILE");
+  Result ok = sh("run " + model() + " --input input=" + dir() + "/ok.npy");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+}
+
+TEST(Cli, OnnxSuiteCountsAndFailsOnFailure) {
+  const std::string data = "/usr/share/libonnx-testdata/data/node";
+  struct stat sb;
+  if (stat(data.c_str(), &sb) != 0) GTEST_SKIP() << "libonnx-testdata is not installed";
+  Result r = sh("onnx-suite " + data + "/test_relu " + data + "/test_conv_with_strides_padding " + data + "/test_erf");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 passed, 0 failed, 1 skipped"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unsupported  test_erf"), std::string::npos) << r.out;
+  // A case whose expected output is wrong must fail.
+  const std::string bad = dir() + "/test_relu_wrong";
+  ASSERT_EQ(std::system(("cp -r " + data + "/test_relu " + bad + " && cp " + data +
+                         "/test_relu/test_data_set_0/input_0.pb " + bad + "/test_data_set_0/output_0.pb").c_str()),
+            0);
+  Result f = sh("onnx-suite " + bad);
+  EXPECT_EQ(f.status, 1);
+  EXPECT_NE(f.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << f.out;
+}

@@ -1,0 +1,111 @@
+// Small helpers to build IR graphs and run them in tests.
+#pragma once
+#include <random>
+#include <string>
+#include <vector>
+
+#include "interp/eval.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "plan/program.h"
+#include "runtime/session.h"
+
+namespace systolic::testing {
+
+struct GraphBuilder {
+  ir::Graph g;
+  std::mt19937 rng{42};
+
+  int input(const std::string& name, ir::Shape shape, ir::DType dt = ir::DType::f32) {
+    ir::Tensor t;
+    t.name = name;
+    t.dtype = dt;
+    t.shape = std::move(shape);
+    t.shape_known = true;
+    const int id = g.add_tensor(std::move(t));
+    g.inputs.push_back(id);
+    return id;
+  }
+  int weights(const std::string& name, ir::Shape shape, float scale = 0.5f) {
+    std::normal_distribution<float> d(0.f, scale);
+    std::vector<float> v(static_cast<std::size_t>(ir::num_elements(shape)));
+    for (float& x : v) x = d(rng);
+    return g.add_const_f32(name, std::move(shape), v);
+  }
+  int positive(const std::string& name, ir::Shape shape) {
+    std::uniform_real_distribution<float> d(0.5f, 1.5f);
+    std::vector<float> v(static_cast<std::size_t>(ir::num_elements(shape)));
+    for (float& x : v) x = d(rng);
+    return g.add_const_f32(name, std::move(shape), v);
+  }
+  // Adds a node with fresh outputs (dtype/shape filled by shape inference later).
+  std::vector<int> node(ir::Op op, std::vector<int> inputs, int n_out = 1, const std::string& name = "") {
+    ir::Node n;
+    n.op = op;
+    n.name = name.empty() ? std::string(ir::op_name(op)) + std::to_string(g.nodes.size()) : name;
+    n.inputs = std::move(inputs);
+    for (int k = 0; k < n_out; ++k) {
+      ir::Tensor t;
+      t.name = n.name + ".out" + std::to_string(k);
+      n.outputs.push_back(g.add_tensor(std::move(t)));
+    }
+    g.nodes.push_back(std::move(n));
+    return g.nodes.back().outputs;
+  }
+  ir::Node& last() { return g.nodes.back(); }
+  void output(int id) { g.outputs.push_back(id); }
+};
+
+inline runtime::HostTensor random_input(const ir::Tensor& t, uint32_t seed) {
+  runtime::HostTensor h = runtime::HostTensor::zeros(t.dtype, t.shape);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, 1.f);
+  for (int64_t i = 0; i < h.numel(); ++i) h.as<float>()[i] = d(rng);
+  return h;
+}
+
+// Compiles (optimized or reference) and runs the graph on seeded inputs; returns output 0.
+inline std::vector<float> run_graph(const ir::Graph& g, bool optimize, int threads = 1) {
+  plan::CompileOptions co;
+  co.optimize = optimize;
+  auto p = plan::compile(g, co);
+  if (!p.ok()) throw std::runtime_error(p.status().message());
+  runtime::SessionOptions so;
+  so.threads = threads;
+  auto s = runtime::Session::create(*p, so);
+  if (!s.ok()) throw std::runtime_error(s.status().message());
+  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
+  uint32_t seed = 7;
+  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
+  std::vector<runtime::HostTensor> outs;
+  Status st = (*s)->run(ins, &outs);
+  if (!st.ok()) throw std::runtime_error(st.message());
+  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
+}
+
+inline double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0, scale = 1e-6;
+  for (float x : b) scale = std::max(scale, static_cast<double>(std::fabs(x)));
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]) / scale);
+  return a.size() == b.size() ? m : 1e30;
+}
+
+inline int count_ops(const ir::Graph& g, ir::Op op) {
+  int c = 0;
+  for (const ir::Node& n : g.nodes) c += n.op == op;
+  return c;
+}
+
+// Runs the named passes in order (each must succeed).
+inline void run_passes(ir::Graph& g, const std::vector<Status (*)(ir::Graph&, passes::PassContext&)>& ps) {
+  passes::PassContext ctx;
+  ctx.cpu = host_cpu();
+  for (auto p : ps) {
+    Status st = p(g, ctx);
+    if (!st.ok()) throw std::runtime_error(st.message());
+    st = ir::verify(g);
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
+}
+
+}  // namespace systolic::testing
