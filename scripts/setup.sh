@@ -5,7 +5,7 @@ cd "$(dirname "$0")/.."
 
 pkgs=(build-essential cmake g++ libonnx-dev libprotobuf-dev protobuf-compiler libcpuinfo-dev
       libpthreadpool-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libonnx-testdata python3-numpy nodejs npm)
+      libbenchmark-dev libonnx-testdata python3-numpy python3-torch python3-torchvision nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -111,6 +111,10 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
         const T* a = in[0].as<T>();
         const T* b = in[1].as<T>();
         T* o = y.as<T>();
+        if (n.op != Op::PRelu && in[0].shape == in[1].shape) {  // the common case, without index math
+          for (int64_t i = 0; i < y.numel(); ++i) o[i] = binary<T>(n.op, a[i], b[i]);
+          return Status::Ok();
+        }
         for_each_broadcast(y.shape, {&in[0].shape, &in[1].shape}, [&](int64_t e, const std::vector<int64_t>& off) {
           if (n.op == Op::PRelu) o[e] = a[off[0]] < T(0) ? static_cast<T>(a[off[0]] * b[off[1]]) : a[off[0]];
           else o[e] = binary<T>(n.op, a[off[0]], b[off[1]]);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The classic CNN families as PyTorch exports them (torchvision, random weights, opset 13):
+# each must import, compile and agree with ONNX Runtime (max relative error of the logits <= 1e-4).
+# Exit 77 (skipped) when PyTorch/torchvision or onnxruntime-node is missing and not required.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/build/torchvision}
+py=/usr/bin/python3
+missing=""
+$py -c "import torch, torchvision" 2>/dev/null || missing="python3-torch/python3-torchvision"
+[ -d "$root/bench/node_modules/onnxruntime-node" ] || missing="$missing onnxruntime-node"
+if [ -n "$missing" ]; then
+  if [ -n "${SYSTOLIC_REQUIRE_ORT:-}" ]; then echo "missing: $missing" >&2; exit 1; fi
+  echo "skipped: missing $missing"; exit 77
+fi
+models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0"
+mkdir -p "$out"
+cd "$out"
+todo=""
+for m in $models; do [ -f "$m.onnx" ] || todo="$todo $m"; done
+[ -z "$todo" ] || $py "$root/tests/export_torchvision.py" $todo 2>/dev/null | grep -c exported >/dev/null
+failed=0
+for m in $models; do
+  rm -rf "ort_$m" "sys_$m"
+  mkdir -p "ort_$m"
+  node "$root/bench/ort_run.js" "$m.onnx" "ort_$m" > /dev/null
+  if ! "$root/build/systolic" run "$m.onnx" --input "input=ort_$m/input.input.npy" --output-dir "sys_$m" > /dev/null; then
+    echo "FAIL $m: systolic could not run it"; failed=1; continue
+  fi
+  if $py - "$m" <<'PY'
+import sys, numpy as np
+m = sys.argv[1]
+a = np.load(f"ort_{m}/logits.npy"); b = np.load(f"sys_{m}/logits.npy")
+err = np.abs(a - b).max() / max(np.abs(a).max(), 1e-12)
+print(f"{m:20s} logits {a.shape} max relative error vs ONNX Runtime {err:.2e}")
+sys.exit(0 if a.shape == b.shape and err <= 1e-4 and np.abs(a).max() > 0 else 1)
+PY
+  then :; else echo "FAIL $m"; failed=1; fi
+done
+exit $failed
