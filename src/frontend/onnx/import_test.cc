@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <fstream>
+
 #include "frontend/onnx/import.h"
 #include "tools/zoo/zoo.h"
 
@@ -87,6 +89,45 @@ TEST(OnnxImport, NormalizesOldOpsets) {
   const ir::Node& n = g->nodes[0];
   ASSERT_EQ(n.inputs.size(), 3u);
   EXPECT_EQ(g->t(n.inputs[2]).as<float>()[0], 6.f);
+}
+
+TEST(OnnxImport, ExternalData) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(zoo::zoo_build("mobilenet_v2", 0, &m).ok());
+  auto inline_graph = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_TRUE(inline_graph.ok());
+  // Move every initializer's bytes into one side file, as exporters do for large models.
+  const std::string dir = ::testing::TempDir();
+  std::ofstream data(dir + "/weights.bin", std::ios::binary);
+  int64_t offset = 0;
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    const std::string raw = t.raw_data();
+    data << raw;
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* loc = t.add_external_data();
+    loc->set_key("location");
+    loc->set_value("weights.bin");
+    auto* off = t.add_external_data();
+    off->set_key("offset");
+    off->set_value(std::to_string(offset));
+    auto* len = t.add_external_data();
+    len->set_key("length");
+    len->set_value(std::to_string(raw.size()));
+    offset += static_cast<int64_t>(raw.size());
+  }
+  data.close();
+  auto g = import_onnx_bytes(m.SerializeAsString(), dir);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ(g->tensors.size(), inline_graph->tensors.size());
+  for (std::size_t i = 0; i < g->tensors.size(); ++i)
+    if (g->tensors[i].is_const()) {
+      EXPECT_EQ(*g->tensors[i].data, *inline_graph->tensors[i].data) << g->tensors[i].name;
+    }
+  // A missing side file is an error naming it.
+  auto missing = import_onnx_bytes(m.SerializeAsString(), dir + "/nowhere");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("weights.bin"), std::string::npos) << missing.status().message();
 }
 
 }  // namespace systolic::frontend
