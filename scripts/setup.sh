@@ -5,11 +5,14 @@ cd "$(dirname "$0")/.."
 
 pkgs=(build-essential cmake g++ libonnx-dev libprotobuf-dev protobuf-compiler libcpuinfo-dev
       libpthreadpool-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
-      libbenchmark-dev libonnx-testdata python3-numpy python3-torch python3-torchvision nodejs npm)
+      libbenchmark-dev libonnx-testdata python3-numpy python3-torch python3-torchvision)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js may come from elsewhere (with its own npm); install Debian's only when absent.
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo

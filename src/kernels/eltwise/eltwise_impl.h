@@ -1,0 +1,152 @@
+// The element-wise segment loops over a vector traits struct T (defined in each *_avx*.cc), and the
+// table that picks one per (op, activation, b kind). Include only from ISA files; everything here
+// has internal linkage, so an AVX-512 copy can never be linked into another ISA's code path.
+//
+// T provides: V, W, zero, set1, load, load_n, store, store_n, add, sub, mul, div, fma (a*b+c),
+// min, max, lt_select (a < b ? x : y), abs, copysign (|mag| with sign of s), round (to nearest),
+// scale2 (p * 2^n for integral n in [-150, 129]).
+#pragma once
+#include <cstdint>
+
+#include "kernels/eltwise/eltwise_util.h"
+
+namespace systolic::kernels::eltwise {
+namespace {
+
+// exp(x), relative error ~2 ulp on the float range: Cephes' expf reduction and polynomial with
+// the 2^n scale split in two so n = 128 overflows to inf and n = -150 reaches the denormals.
+template <class T>
+inline typename T::V exp(typename T::V x) {
+  using V = typename T::V;
+  x = T::min(T::max(x, T::set1(-104.f)), T::set1(89.f));
+  const V n = T::round(T::mul(x, T::set1(1.44269504088896341f)));
+  V r = T::fma(n, T::set1(-0.693359375f), x);
+  r = T::fma(n, T::set1(2.12194440e-4f), r);
+  V p = T::set1(1.9875691500e-4f);
+  p = T::fma(p, r, T::set1(1.3981999507e-3f));
+  p = T::fma(p, r, T::set1(8.3334519073e-3f));
+  p = T::fma(p, r, T::set1(4.1665795894e-2f));
+  p = T::fma(p, r, T::set1(1.6666665459e-1f));
+  p = T::fma(p, r, T::set1(5.0000001201e-1f));
+  p = T::fma(p, T::mul(r, r), T::add(r, T::set1(1.f)));
+  return T::scale2(p, n);
+}
+
+template <class T>
+inline typename T::V sigmoid(typename T::V x) {
+  const auto one = T::set1(1.f);
+  return T::div(one, T::add(one, exp<T>(T::sub(T::zero(), x))));
+}
+
+// |x| < 0.625: Cephes' tanhf odd polynomial; else 1 - 2/(exp(2|x|) + 1) (saturated at |x| = 9).
+template <class T>
+inline typename T::V tanh(typename T::V x) {
+  using V = typename T::V;
+  const V ax = T::abs(x), z = T::mul(x, x);
+  V s = T::set1(-5.70498872745e-3f);
+  s = T::fma(s, z, T::set1(2.06390887954e-2f));
+  s = T::fma(s, z, T::set1(-5.37397155531e-2f));
+  s = T::fma(s, z, T::set1(1.33314422036e-1f));
+  s = T::fma(s, z, T::set1(-3.33332819422e-1f));
+  s = T::fma(T::mul(s, z), x, x);
+  const V e = exp<T>(T::mul(T::min(ax, T::set1(9.f)), T::set1(2.f)));
+  const V l = T::sub(T::set1(1.f), T::div(T::set1(2.f), T::add(e, T::set1(1.f))));
+  return T::lt_select(ax, T::set1(0.625f), s, T::copysign(l, x));
+}
+
+template <class T>
+struct ActArgs {
+  typename T::V a, b;
+  explicit ActArgs(const Epilogue& e) : a(T::set1(e.a)), b(T::set1(e.b)) {}
+};
+
+template <class T, Act A>
+inline typename T::V act(typename T::V x, const ActArgs<T>& k) {
+  const auto zero = T::zero();
+  if constexpr (A == Act::none) return x;
+  if constexpr (A == Act::relu) return T::max(x, zero);
+  if constexpr (A == Act::clip) return T::min(T::max(x, k.a), k.b);
+  if constexpr (A == Act::leaky_relu) return T::lt_select(x, zero, T::mul(x, k.a), x);
+  if constexpr (A == Act::sigmoid) return sigmoid<T>(x);
+  if constexpr (A == Act::hard_sigmoid) return T::min(T::max(T::fma(x, k.a, k.b), zero), T::set1(1.f));
+  if constexpr (A == Act::hard_swish) {
+    const auto g = T::fma(x, T::set1(1.f / 6.f), T::set1(0.5f));
+    return T::mul(x, T::min(T::max(g, zero), T::set1(1.f)));
+  }
+  if constexpr (A == Act::tanh) return tanh<T>(x);
+}
+
+constexpr int kUnary = -1;  // OP value of the no-binary-op loops
+
+template <class T, int OP>
+inline typename T::V binop(typename T::V x, typename T::V w) {
+  if constexpr (OP == kUnary) return x;
+  if constexpr (OP == int(BinaryOp::add)) return T::add(x, w);
+  if constexpr (OP == int(BinaryOp::sub)) return T::sub(x, w);
+  if constexpr (OP == int(BinaryOp::mul)) return T::mul(x, w);
+  if constexpr (OP == int(BinaryOp::div)) return T::div(x, w);
+  if constexpr (OP == int(BinaryOp::prelu)) return T::lt_select(x, T::zero(), T::mul(x, w), x);
+}
+
+// y[0, len) = act(op(a, b)); SB: b is the scalar b[0]. Four vectors per step, then one, then a
+// masked tail; every a load of a step precedes its stores, so y may alias a.
+template <class T, int OP, Act A, bool SB>
+void seg(const float* a, const float* b, float* y, int64_t len, const Epilogue& e) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  const ActArgs<T> k(e);
+  V bs = T::zero();
+  if constexpr (OP != kUnary && SB) bs = T::set1(*b);
+  auto bv = [&](int64_t j) {
+    if constexpr (OP == kUnary || SB) return bs;
+    else return T::load(b + j);
+  };
+  int64_t i = 0;
+  for (; i + 4 * W <= len; i += 4 * W) {
+    V r[4];
+    for (int u = 0; u < 4; ++u) r[u] = act<T, A>(binop<T, OP>(T::load(a + i + u * W), bv(i + u * W)), k);
+    for (int u = 0; u < 4; ++u) T::store(y + i + u * W, r[u]);
+  }
+  for (; i + W <= len; i += W) T::store(y + i, act<T, A>(binop<T, OP>(T::load(a + i), bv(i)), k));
+  if (const int t = int(len - i); t > 0) {
+    V w = bs;
+    if constexpr (OP != kUnary && !SB) w = T::load_n(b + i, t);
+    T::store_n(y + i, act<T, A>(binop<T, OP>(T::load_n(a + i, t), w), k), t);
+  }
+}
+
+template <class T, int OP, bool SB>
+EltwiseSegFn pick_act(Act a) {
+  switch (a) {
+    case Act::none: return seg<T, OP, Act::none, SB>;
+    case Act::relu: return seg<T, OP, Act::relu, SB>;
+    case Act::clip: return seg<T, OP, Act::clip, SB>;
+    case Act::leaky_relu: return seg<T, OP, Act::leaky_relu, SB>;
+    case Act::sigmoid: return seg<T, OP, Act::sigmoid, SB>;
+    case Act::hard_sigmoid: return seg<T, OP, Act::hard_sigmoid, SB>;
+    case Act::hard_swish: return seg<T, OP, Act::hard_swish, SB>;
+    case Act::tanh: return seg<T, OP, Act::tanh, SB>;
+  }
+  return nullptr;
+}
+
+template <class T, bool SB>
+EltwiseSegFn pick(const EltwiseParams& p) {
+  if (!p.binary) return pick_act<T, kUnary, false>(p.act.act);
+  switch (p.op) {
+    case BinaryOp::add: return pick_act<T, int(BinaryOp::add), SB>(p.act.act);
+    case BinaryOp::sub: return pick_act<T, int(BinaryOp::sub), SB>(p.act.act);
+    case BinaryOp::mul: return pick_act<T, int(BinaryOp::mul), SB>(p.act.act);
+    case BinaryOp::div: return pick_act<T, int(BinaryOp::div), SB>(p.act.act);
+    case BinaryOp::prelu: return pick_act<T, int(BinaryOp::prelu), SB>(p.act.act);
+  }
+  return nullptr;
+}
+
+template <class T>
+void run(const EltwiseParams& p, const float* a, const float* b, float* y, pthreadpool_t pool) {
+  eltwise_drive(p, a, b, y, pool, pick<T, false>(p), pick<T, true>(p));
+}
+
+}  // namespace
+}  // namespace systolic::kernels::eltwise
