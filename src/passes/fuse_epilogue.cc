@@ -7,11 +7,8 @@
 #include "passes/pass.h"
 
 namespace systolic::passes {
-namespace {
-
 using kernels::Act;
 
-// The activation a node computes, if it is one the epilogue can apply.
 bool as_activation(const ir::Graph& g, const ir::Node& n, Act* act, float* a, float* b) {
   *a = 0.f;
   *b = 0.f;
@@ -42,8 +39,6 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, Act* act, float* a, fl
     default: return false;
   }
 }
-
-}  // namespace
 
 Status fuse_epilogue(ir::Graph& g, PassContext&) {
   bool changed = true;

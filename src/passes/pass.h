@@ -7,6 +7,7 @@
 #include "base/cpu.h"
 #include "base/status.h"
 #include "ir/graph.h"
+#include "kernels/epilogue.h"
 
 namespace systolic::passes {
 
@@ -33,6 +34,9 @@ Status fuse_epilogue(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);
+
+// The activation node `n` computes, if an epilogue can apply it (Clip needs constant bounds).
+bool as_activation(const ir::Graph& g, const ir::Node& n, kernels::Act* act, float* a, float* b);
 
 // Shape inference of one node from its inputs' shapes (and constant values where needed).
 Status infer_node(ir::Graph& g, ir::Node& n);

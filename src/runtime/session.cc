@@ -9,19 +9,23 @@
 #include "interp/eval.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "kernels/eltwise/eltwise.h"
 #include "kernels/pool/pool.h"
 
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, interp } kind = interp;
+  enum Kind { conv, pool, reorder, eltwise, interp } kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   const kernels::ConvKernel* conv_k = nullptr;
   kernels::ConvParams cp;
   kernels::ConvArgs ca;
   const kernels::PoolKernel* pool_k = nullptr;
   kernels::PoolParams pp;
+  const kernels::EltwiseKernel* elt_k = nullptr;
+  kernels::EltwiseParams ep;
   const float* src = nullptr;
+  const float* src_b = nullptr;
   float* dst = nullptr;
   int64_t dims[4] = {0, 0, 0, 0};
   int to = 0;
@@ -47,6 +51,60 @@ void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
         for (int64_t c = 0; c < C; ++c) o[c * HW + i] = s[i * C + c];
     }
   }
+}
+
+// Element-wise float ops the eltwise kernels run: a unary activation, or a binary op whose
+// second operand has a's shape, is a scalar, or is per-channel ([C,1,1] / [1,C,1,1]).
+// Sets which inputs are a and b; false sends the node to the interpreter.
+bool eltwise_params(const ir::Graph& g, const ir::Node& n, kernels::EltwiseParams* p, int* a, int* b) {
+  using ir::Op;
+  for (int id : n.inputs)
+    if (id >= 0 && g.t(id).dtype != ir::DType::f32) return false;
+  if (n.outputs.size() != 1) return false;
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  *p = kernels::EltwiseParams{};
+  p->n = y.numel();
+  if (passes::as_activation(g, n, &p->act.act, &p->act.a, &p->act.b)) {
+    *a = n.inputs[0];
+    *b = -1;
+    return true;
+  }
+  static const std::pair<Op, kernels::BinaryOp> kOps[] = {{Op::Add, kernels::BinaryOp::add},
+                                                          {Op::Sub, kernels::BinaryOp::sub},
+                                                          {Op::Mul, kernels::BinaryOp::mul},
+                                                          {Op::Div, kernels::BinaryOp::div},
+                                                          {Op::PRelu, kernels::BinaryOp::prelu}};
+  bool found = false;
+  for (const auto& [op, bop] : kOps)
+    if (n.op == op) {
+      p->op = bop;
+      found = true;
+    }
+  if (!found || n.inputs.size() != 2) return false;
+  p->binary = true;
+  *a = n.inputs[0];
+  *b = n.inputs[1];
+  const bool commutative = n.op == Op::Add || n.op == Op::Mul;
+  if (commutative && g.t(*a).shape != y.shape) std::swap(*a, *b);
+  const ir::Tensor& ta = g.t(*a);
+  const ir::Tensor& tb = g.t(*b);
+  if (ta.shape != y.shape) return false;
+  if (tb.shape == ta.shape && tb.layout == ta.layout) {
+    p->b_mode = 0;
+    return true;
+  }
+  if (tb.numel() == 1) {
+    p->b_mode = 1;
+    return true;
+  }
+  const ir::Shape& s = ta.shape;
+  const bool per_channel = s.size() == 4 && tb.numel() == s[1] &&
+                           (tb.shape == ir::Shape{s[1], 1, 1} || tb.shape == ir::Shape{1, s[1], 1, 1});
+  if (!per_channel) return false;
+  p->channels = s[1];
+  p->inner = s[2] * s[3];
+  p->b_mode = ta.layout == ir::Layout::nhwc ? 2 : 3;
+  return true;
 }
 
 ir::Shape physical(const ir::Tensor& t) {
@@ -120,6 +178,12 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->to = static_cast<int>(n.i("to", 1));
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else if (int a = -1, b = -1; eltwise_params(g, n, &st->ep, &a, &b)) {
+      st->kind = Step::eltwise;
+      st->elt_k = kernels::eltwise_select(st->ep, host_cpu());
+      st->src = static_cast<const float*>(at(a));
+      st->src_b = static_cast<const float*>(at(b));
+      st->dst = static_cast<float*>(at(n.outputs[0]));
     } else {
       st->kind = Step::interp;
       bool nhwc = false;
@@ -190,6 +254,7 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
       case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
       case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
       case Step::reorder: reorder_f32(st->src, st->dst, st->dims, st->to); break;
+      case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::interp: {
         Status s = interp::eval_node(st->node, st->ins, st->outs);
         if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
@@ -224,7 +289,10 @@ std::vector<Session::StepProfile> Session::profile() const {
     StepProfile p;
     p.name = st->node.name;
     p.op = ir::op_name(st->node.op);
-    p.kernel = st->conv_k ? st->conv_k->name : st->pool_k ? st->pool_k->name : st->kind == Step::reorder ? "reorder_f32" : "interp";
+    p.kernel = st->conv_k ? st->conv_k->name
+               : st->pool_k ? st->pool_k->name
+               : st->elt_k  ? st->elt_k->name
+               : st->kind == Step::reorder ? "reorder_f32" : "interp";
     p.flops = st->flops;
     p.total_ms = st->total_ms;
     p.runs = st->runs;
