@@ -52,14 +52,56 @@ struct Ctx {
   int icg, ocg, taps, panels_g;
   bool direct;  // 1x1, stride 1, no pad: pixel m of dst reads pixel m of src
   bool merge;   // dense src, one group, no x dilation, short rows: merge kx into c
+  int ntaps, tap_len;  // the microkernel's taps and channels per tap (kh, kw*icg when merged)
+  bool pack;  // merged rows with a short K: gather each tile's rows once, reuse over all panels
 };
 
-template <class T, int R, int NV>
-void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o) {
+// Packed tiles hold up to this many floats of K per row.
+constexpr int kMaxPackK = 512;
+
+// Gathers `rows` pixels' merged kernel rows (zero-padded) into buf[i * K + ky * tap_len + ...].
+inline void gather_rows(const Ctx& x, long m, int rows, float* buf) {
   const ConvParams& p = x.p;
-  const float* src = x.a.src + g * x.icg;
+  const int K = x.ntaps * x.tap_len;
+  const long hw = long(p.oh) * p.ow;
+  for (int i = 0; i < rows; ++i) {
+    const long pix = m + i, img = pix / hw, rem = pix - img * hw;
+    const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
+    const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+    const float* base = x.a.src + img * p.ih * p.iw * x.ss;
+    for (int ky = 0; ky < p.kh; ++ky) {
+      float* d = buf + i * K + ky * x.tap_len;
+      const int iy = iy0 + ky * p.dh;
+      if (unsigned(iy) >= unsigned(p.ih)) {
+        std::memset(d, 0, x.tap_len * sizeof(float));
+      } else if (ix0 >= 0 && ix0 + p.kw <= p.iw) {
+        std::memcpy(d, base + (long(iy) * p.iw + ix0) * x.ss, x.tap_len * sizeof(float));
+      } else {
+        const float* row = base + long(iy) * p.iw * x.ss;
+        for (int kx = 0; kx < p.kw; ++kx) {
+          const int ix = ix0 + kx;
+          for (int c = 0; c < x.icg; ++c)
+            d[kx * x.icg + c] = unsigned(ix) < unsigned(p.iw) ? row[long(ix) * x.ss + c] : 0.f;
+        }
+      }
+    }
+  }
+}
+
+// A block of K: taps [t0, t0+nt), channels [c0, c0+kc) of each; contiguous in the packed panel.
+struct KBlock {
+  int t0, nt, c0, kc;
+};
+
+// Runs one tile over one K block; w is the panel's start.
+template <class T, int R, int NV>
+void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o, const KBlock& kb) {
+  constexpr int NR = NV * T::W;
+  const ConvParams& p = x.p;
+  const float* src = x.a.src + g * x.icg + kb.c0;
+  w += (long(kb.t0) * x.tap_len + kb.c0) * NR;
   if (x.direct) {
-    igemm_tile<T, R, NV>(1, x.icg, w, [&](int, const float** r) {
+    igemm_tile<T, R, NV>(1, kb.kc, w, [&](int, const float** r) {
       for (int i = 0; i < R; ++i) r[i] = src + (m + i) * x.ss;
     }, o);
     return;
@@ -76,10 +118,9 @@ void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o) {
     base[i] = src + img * p.ih * p.iw * x.ss;
   }
   if (x.merge) {  // a kernel row is kw*icg contiguous floats: one long tap per ky
-    const int len = p.kw * x.icg;
     float buf[R][kMaxMerge];  // rows that cross the left/right edge, zero-padded
-    int ky = 0;
-    igemm_tile<T, R, NV>(p.kh, len, w, [&](int, const float** r) {
+    int ky = kb.t0;
+    igemm_tile<T, R, NV>(kb.nt, kb.kc, w, [&](int, const float** r) {
       const int dy = ky++ * p.dh;
       for (int i = 0; i < R; ++i) {
         const int iy = iy0[i] + dy;
@@ -100,8 +141,8 @@ void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o) {
     }, o);
     return;
   }
-  int ky = 0, kx = 0;
-  igemm_tile<T, R, NV>(x.taps, x.icg, w, [&](int, const float** r) {
+  int ky = kb.t0 / p.kw, kx = kb.t0 % p.kw;
+  igemm_tile<T, R, NV>(kb.nt, kb.kc, w, [&](int, const float** r) {
     const int dy = ky * p.dh, dx = kx * p.dw;
     for (int i = 0; i < R; ++i) {
       const int iy = iy0[i] + dy, ix = ix0[i] + dx;
@@ -115,10 +156,11 @@ void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o) {
 
 // Picks the R = rows instantiation (R = 1..MR) at run time.
 template <class T, int R, int NV>
-void tile_rows(int rows, const Ctx& x, long m, int g, const float* w, const TileOut& o) {
+void tile_rows(int rows, const Ctx& x, long m, int g, const float* w, const TileOut& o,
+               const KBlock& kb) {
   if constexpr (R > 1)
-    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, m, g, w, o);
-  tile<T, R, NV>(x, m, g, w, o);
+    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, m, g, w, o, kb);
+  tile<T, R, NV>(x, m, g, w, o, kb);
 }
 
 template <class T, int MR, int NV>
@@ -126,12 +168,15 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   constexpr int NR = NV * T::W;
   Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
         p.res_stride ? p.res_stride : p.oc, p.ic / p.groups, p.oc / p.groups, p.kh * p.kw, 0,
-        false, false};
+        false, false, 0, 0, false};
   x.panels_g = ceil_div(x.ocg, NR);
   x.direct = x.taps == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 && p.pad_l == 0 &&
              p.ih == p.oh && p.iw == p.ow;
   x.merge = !x.direct && p.groups == 1 && x.ss == p.ic && p.dw == 1 && p.kw > 1 &&
             p.kw * x.icg <= kMaxMerge;
+  x.ntaps = x.merge ? p.kh : x.taps;
+  x.tap_len = x.merge ? p.kw * x.icg : x.icg;
+  x.pack = x.merge && x.ntaps * x.tap_len <= kMaxPackK;
   std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
   const long M = long(p.n) * p.oh * p.ow;
   const long K = long(x.taps) * x.icg;
@@ -147,26 +192,49 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
     const long mb = std::max<long>(1, ceil_div(want, panels));
     mc = std::max<long>(MR, ceil_div(ceil_div(M, mb), MR) * long(MR));
   }
+  // Equal blocks (no small remainder block).
+  mc = std::min(M, ceil_div(ceil_div(M, ceil_div(M, mc)), MR) * long(MR));
+  // Packed tiles: every task takes all panels, so split M only.
+  if (x.pack) mc = std::min(M, std::max<long>(MR, ceil_div(ceil_div(M, want), MR) * long(MR)));
   const long mblocks = ceil_div(M, mc);
-  const long pb = std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
+  const long pb = x.pack ? panels
+                         : std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
   // Pixel-outer order when the task's weights fit in L2 with room for the input block.
   const bool pixel_outer = pb * K * NR * 4 <= kL2Budget;
+  const KBlock kb{0, x.ntaps, 0, x.tap_len};
   auto task = [&](std::size_t mb, std::size_t p0, std::size_t pc) {
-    const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc);
-    auto one = [&](std::size_t pp, long m) {
+    const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc), len = m1 - m0;
+    const long nt = ceil_div(len, MR);  // tiles of equal size (+-1 row)
+    auto one = [&](std::size_t pp, long t) {
+      const long m = m0 + t * len / nt, rows = m0 + (t + 1) * len / nt - m;
       const int g = int(pp) / x.panels_g, n0 = (int(pp) % x.panels_g) * NR;
       const long ch = long(g) * x.ocg + n0;
       const TileOut o{a.dst + m * x.ds + ch, x.ds,
-                      a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
-                      a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue};
-      tile_rows<T, MR, NV>(int(std::min<long>(MR, m1 - m)), x, m, g, a.weights + pp * K * NR, o);
+                a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
+                a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue};
+      tile_rows<T, MR, NV>(int(rows), x, m, g, a.weights + pp * K * NR, o, kb);
     };
-    if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
-      for (long m = m0; m < m1; m += MR)
-        for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, m);
+    if (x.pack) {  // gather the tile's rows once, then run them like a 1x1 conv per panel
+      float buf[MR * kMaxPackK];
+      Ctx xp = x;
+      xp.direct = true, xp.a.src = buf, xp.ss = K, xp.icg = int(K);
+      const KBlock pk{0, 1, 0, int(K)};
+      for (long t = 0; t < nt; ++t) {
+        const long m = m0 + t * len / nt, rows = m0 + (t + 1) * len / nt - m;
+        gather_rows(x, m, int(rows), buf);
+        for (std::size_t pp = p0; pp < p0 + pc; ++pp) {
+          const int n0 = int(pp) * NR;
+          const TileOut o{a.dst + m * x.ds + n0, x.ds, a.residual ? a.residual + m * x.rs + n0 : nullptr,
+                          x.rs, a.bias ? a.bias + n0 : nullptr, std::min(NR, x.ocg - n0), a.epilogue};
+          tile_rows<T, MR, NV>(int(rows), xp, 0, 0, a.weights + pp * K * NR, o, pk);
+        }
+      }
+    } else if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
+      for (long t = 0; t < nt; ++t)
+        for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, t);
     } else {  // one panel stays in L1/L2 while the pixels stream past it
       for (std::size_t pp = p0; pp < p0 + pc; ++pp)
-        for (long m = m0; m < m1; m += MR) one(pp, m);
+        for (long t = 0; t < nt; ++t) one(pp, t);
     }
   };
   pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(mblocks), std::size_t(panels),

@@ -208,6 +208,18 @@ TEST(Conv, ChannelSlices) {
   check({.n = 3, .ic = 64, .oc = 50}, o);
 }
 
+// Long K (panel-outer order), many small taps (packed rows), residual and channel slices.
+TEST(Conv, LongK) {
+  const Options dense{.ep = {Act::relu}, .residual = true};
+  const Options slices{.ep = {Act::relu}, .residual = true, .src_pad = 3, .dst_pad = 2, .res_pad = 5};
+  for (const Options& o : {dense, slices}) {
+    check({.ic = 300, .ih = 5, .iw = 6, .oc = 40, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+    check({.ic = 64, .ih = 8, .iw = 7, .oc = 200, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+    check({.ic = 8, .ih = 9, .iw = 11, .oc = 130, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3}, o);
+    check({.n = 2, .ic = 1500, .oc = 70}, o);
+  }
+}
+
 TEST(Conv, TwoThreads) {
   const Options o{.ep = {Act::relu}, .residual = true, .threads = 2};
   check({.ic = 32, .ih = 14, .iw = 14, .oc = 48, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
