@@ -11,6 +11,13 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'Y', 'S', 'T', 'P', 'L', 'A', 'N'};
 
+// FNV-1a over the body: a damaged plan is refused before any of it is trusted.
+uint64_t checksum(const char* data, std::size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(data[i])) * 1099511628211ull;
+  return h;
+}
+
 struct Writer {
   std::string out;
   template <typename T>
@@ -130,6 +137,7 @@ std::string serialize_program(const Program& p) {
   }
   w.ints(std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
   w.ints(std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
+  w.pod<uint64_t>(checksum(w.out.data(), w.out.size()));
   return w.out;
 }
 
@@ -140,6 +148,10 @@ Expected<std::shared_ptr<Program>> load_program_bytes(const std::string& bytes) 
   const uint32_t version = r.pod<uint32_t>();
   if (version != kPlanVersion)
     return Err("plan format version %u, this systolic reads version %u; recompile the model", version, kPlanVersion);
+  uint64_t stored = 0;
+  if (bytes.size() < 20) return Err("plan file is truncated or corrupt");
+  std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
+  if (stored != checksum(bytes.data(), bytes.size() - 8)) return Err("plan file is truncated or corrupt (checksum)");
   auto p = std::make_shared<Program>();
   p->isa = r.str();
   p->batch = r.pod<int64_t>();
@@ -188,6 +200,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(const std::string& bytes) 
   }
   g.inputs = ids(r.ints());
   g.outputs = ids(r.ints());
+  r.pod<uint64_t>();  // the checksum, verified above
   if (r.bad || r.pos != bytes.size()) return Err("plan file is truncated or corrupt");
   // Constant sizes must match their shapes before anything reads them.
   for (const ir::Tensor& t : g.tensors)

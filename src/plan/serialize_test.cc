@@ -54,6 +54,12 @@ TEST(PlanFile, RefusesOtherVersionsAndDamage) {
   }
   auto g = plan::load_program_bytes("SYSTPLAN garbage garbage garbage");
   EXPECT_FALSE(g.ok());
+  // One flipped bit anywhere in the body (here: in the packed weights) is caught.
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x10;
+  auto f = plan::load_program_bytes(flipped);
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("corrupt"), std::string::npos);
 }
 
 TEST(PlanFile, RefusesPlanForMissingInstructionSet) {

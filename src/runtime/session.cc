@@ -153,8 +153,12 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       std::string why;
       if (!st->conv_k->accepts(p, host_cpu(), &why))
         return Err("kernel %s cannot run conv %s here: %s; recompile the model", st->conv_k->name, n.name.c_str(), why.c_str());
-      if (g.t(n.inputs[1]).numel() != static_cast<int64_t>(st->conv_k->packed_floats(p)))
-        return Err("plan is corrupt: packed weights of %s have the wrong size", n.name.c_str());
+      // The parameters must describe the tensors the plan gives the kernel.
+      const int64_t out_n = int64_t{p.n} * p.oh * p.ow * p.oc;
+      if (g.t(n.inputs[1]).numel() != static_cast<int64_t>(st->conv_k->packed_floats(p)) ||
+          g.t(n.inputs[0]).numel() != int64_t{p.n} * p.ih * p.iw * p.ic || g.t(n.outputs[0]).numel() != out_n ||
+          (n.in(2) >= 0 && g.t(n.in(2)).numel() != p.oc) || (n.in(3) >= 0 && g.t(n.in(3)).numel() != out_n))
+        return Err("plan is corrupt: conv %s does not match its tensors", n.name.c_str());
       st->ca.src = static_cast<const float*>(at(n.inputs[0]));
       st->ca.weights = static_cast<const float*>(at(n.inputs[1]));
       st->ca.bias = static_cast<const float*>(at(n.in(2)));
