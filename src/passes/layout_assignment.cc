@@ -21,6 +21,14 @@ bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
          n.op == Op::GlobalMaxPool;
 }
 
+// A [1,C,1,1] or [C,1,1] operand of a 4-D tensor with C channels: one value per channel, laid
+// out the same in either order, so it needs no reorder (SE blocks, per-channel scales).
+bool per_channel(const ir::Tensor& small, const ir::Tensor& big) {
+  if (big.shape.size() != 4 || small.dtype != ir::DType::f32) return false;
+  const int64_t c = big.shape[1];
+  return small.shape == ir::Shape{1, c, 1, 1} || small.shape == ir::Shape{c, 1, 1};
+}
+
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
@@ -33,7 +41,9 @@ bool layout_follower(const ir::Graph& g, const ir::Node& n) {
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: {
       const ir::Tensor& a = g.t(n.inputs[0]);
       const ir::Tensor& b = g.t(n.inputs[1]);
-      return (a.shape == b.shape) || (b.is_const() && b.numel() == 1) || (a.is_const() && a.numel() == 1);
+      const bool commutative = n.op == Op::Add || n.op == Op::Mul;
+      return (a.shape == b.shape) || (b.is_const() && b.numel() == 1) || (a.is_const() && a.numel() == 1) ||
+             per_channel(b, a) || (commutative && per_channel(a, b));
     }
     case Op::Concat: {
       const int64_t axis = n.i("axis", 0);
@@ -51,6 +61,9 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
   if (n.op == Op::Clip && i > 0) return false;
+  if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
+      per_channel(t, g.t(n.inputs[1 - i])))
+    return false;
   return !(t.is_const() && t.numel() == 1);
 }
 

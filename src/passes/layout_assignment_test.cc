@@ -31,4 +31,22 @@ TEST(LayoutAssignment, FewestReorders) {
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 }
 
+TEST(LayoutAssignment, PerChannelOperandsStayInNhwc) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 8, 1, 1})})[0];
+  const int pooled = b.node(ir::Op::GlobalAveragePool, {c})[0];
+  const int gate = b.node(ir::Op::Sigmoid, {pooled})[0];
+  const int se = b.node(ir::Op::Mul, {gate, c})[0];  // squeeze-excitation: [1,C,1,1] * [1,C,H,W]
+  const int scaled = b.node(ir::Op::Sub, {se, b.weights("shift", {8, 1, 1})})[0];
+  const int y = b.node(ir::Op::Conv, {scaled, b.weights("w2", {4, 8, 1, 1})})[0];
+  b.output(y);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  EXPECT_EQ(g.t(se).layout, ir::Layout::nhwc);
+  EXPECT_EQ(g.t(scaled).layout, ir::Layout::nhwc);
+  EXPECT_EQ(count_ops(g, ir::Op::Reorder), 2);  // the input and the output only
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+}
+
 }  // namespace systolic::testing

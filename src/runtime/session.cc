@@ -193,6 +193,13 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       bool nhwc = false;
       for (int id : n.outputs) nhwc |= id >= 0 && g.t(id).layout == ir::Layout::nhwc;
       if (nhwc && n.op == ir::Op::Concat) st->node.set_i("axis", 3);  // physical channel axis
+      // The interpreter is index-blind to layouts: on NHWC data it may only see same-shape
+      // operands (or a channel Concat). Anything else would be a silently wrong answer.
+      for (int id : n.inputs)
+        if (nhwc && n.op != ir::Op::Concat && id >= 0 && g.t(id).numel() != 1 &&
+            (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc))
+          return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),
+                     n.name.c_str());
       for (int id : n.inputs) {
         if (id < 0) {
           st->ins.push_back({});
