@@ -24,7 +24,7 @@ bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
 // A [1,C,1,1] or [C,1,1] operand of a 4-D tensor with C channels: one value per channel, laid
 // out the same in either order, so it needs no reorder (SE blocks, per-channel scales).
 bool per_channel(const ir::Tensor& small, const ir::Tensor& big) {
-  if (big.shape.size() != 4 || small.dtype != ir::DType::f32) return false;
+  if (big.shape.size() != 4 || small.dtype != ir::DType::f32 || small.shape == big.shape) return false;
   const int64_t c = big.shape[1];
   return small.shape == ir::Shape{1, c, 1, 1} || small.shape == ir::Shape{c, 1, 1};
 }
