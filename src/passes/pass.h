@@ -30,6 +30,7 @@ Status shape_inference(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
+Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);

@@ -11,6 +11,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"dead_code_elimination", dead_code_elimination},
       {"fold_batchnorm", fold_batchnorm},
       {"gemm_to_conv", gemm_to_conv},
+      {"canonicalize_activations", canonicalize_activations},
       {"fuse_epilogue", fuse_epilogue},
       {"dead_code_elimination", dead_code_elimination},
       {"layout_assignment", layout_assignment},

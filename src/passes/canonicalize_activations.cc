@@ -1,0 +1,39 @@
+// Activation canonicalization: exporters write HardSwish as x * HardSigmoid(x) (alpha 1/6,
+// beta 1/2) before opset 14; this pass turns the pair back into one HardSwish node so the
+// epilogue fusion can fold it into the producing conv.
+#include <cmath>
+
+#include "passes/pass.h"
+
+namespace systolic::passes {
+
+Status canonicalize_activations(ir::Graph& g, PassContext&) {
+  auto consumers = g.consumers();
+  auto producers = g.producers();
+  std::vector<char> drop(g.nodes.size(), 0);
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    ir::Node& mul = g.nodes[k];
+    if (mul.op != ir::Op::Mul || mul.inputs.size() != 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int gate = mul.inputs[side], x = mul.inputs[1 - side];
+      const int p = producers[gate];
+      if (p < 0 || drop[p]) continue;
+      const ir::Node& hs = g.nodes[p];
+      if (hs.op != ir::Op::HardSigmoid || hs.inputs[0] != x || consumers[gate].size() != 1 || g.is_graph_output(gate))
+        continue;
+      if (std::fabs(hs.f("alpha", 0.2f) - 1.f / 6.f) > 1e-6f || std::fabs(hs.f("beta", 0.5f) - 0.5f) > 1e-6f) continue;
+      mul.op = ir::Op::HardSwish;
+      mul.inputs = {x};
+      mul.attrs.clear();
+      drop[p] = 1;
+      break;
+    }
+  }
+  std::vector<ir::Node> kept;
+  for (std::size_t k = 0; k < g.nodes.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
+  g.nodes = std::move(kept);
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes
