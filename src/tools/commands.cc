@@ -32,6 +32,7 @@ void register_commands(CLI::App& app) {
   register_bench(app);
   register_onnx_suite(app);
   register_info(app);
+  register_simulate(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {

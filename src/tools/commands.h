@@ -17,6 +17,7 @@ void register_run(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_onnx_suite(CLI::App& app);
 void register_info(CLI::App& app);
+void register_simulate(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();

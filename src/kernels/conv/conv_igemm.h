@@ -109,13 +109,16 @@ void tile(const Ctx& x, long m, int g, const float* w, const TileOut& o, const K
   const float* zero = x.a.workspace;
   const float* base[R];
   int iy0[R], ix0[R];
+  // Divides once per tile, then steps pixel by pixel: two divisions per row were ~10% of a
+  // short-K call (strided 1x1, K=256).
   const long hw = long(p.oh) * p.ow;
+  long img = m / hw;
+  int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
   for (int i = 0; i < R; ++i) {
-    const long pix = m + i, img = pix / hw, rem = pix - img * hw;
-    const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
     iy0[i] = oy * p.sh - p.pad_t;
     ix0[i] = ox * p.sw - p.pad_l;
     base[i] = src + img * p.ih * p.iw * x.ss;
+    if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
   }
   if (x.merge) {  // a kernel row is kw*icg contiguous floats: one long tap per ky
     float buf[R][kMaxMerge];  // rows that cross the left/right edge, zero-padded

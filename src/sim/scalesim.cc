@@ -1,0 +1,104 @@
+// SCALE-Sim topology CSV parsing and simulation of its layers.
+#include "sim/scalesim.h"
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace systolic::sim {
+namespace {
+
+std::string trim(const std::string& s) {
+  std::size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+bool parse_int(const std::string& s, int64_t* v) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *v = std::strtoll(s.c_str(), &end, 10);
+  return *end == '\0';
+}
+
+}  // namespace
+
+GemmShape TopologyLayer::gemm() const {
+  GemmShape g;
+  g.m = ofmap_h() * ofmap_w();
+  g.k = filter_h * filter_w * channels;
+  g.n = num_filters;
+  return g;
+}
+
+Expected<std::vector<TopologyLayer>> parse_topology_csv_text(const std::string& text, const std::string& where) {
+  std::vector<TopologyLayer> layers;
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, ',')) f.push_back(trim(cell));
+    while (!f.empty() && f.back().empty()) f.pop_back();
+    if (f.empty()) continue;
+    int64_t probe;
+    if (f.size() > 1 && !parse_int(f[1], &probe)) {
+      if (layers.empty()) continue;  // the header row
+      return Err("%s:%d: '%s' is not an integer", where.c_str(), lineno, f[1].c_str());
+    }
+    if (f.size() < 8)
+      return Err("%s:%d: expected 8 columns (Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+                 "Channels, Num Filter, Strides), got %zu", where.c_str(), lineno, f.size());
+    TopologyLayer l;
+    l.name = f[0];
+    int64_t* dst[] = {&l.ifmap_h, &l.ifmap_w, &l.filter_h, &l.filter_w, &l.channels, &l.num_filters, &l.stride_h};
+    for (int i = 0; i < 7; ++i)
+      if (!parse_int(f[i + 1], dst[i]) || *dst[i] <= 0)
+        return Err("%s:%d: column %d ('%s') must be a positive integer", where.c_str(), lineno, i + 2, f[i + 1].c_str());
+    l.stride_w = l.stride_h;
+    if (f.size() > 8 && (!parse_int(f[8], &l.stride_w) || l.stride_w <= 0))
+      return Err("%s:%d: column 9 ('%s') must be a positive integer stride", where.c_str(), lineno, f[8].c_str());
+    if (l.filter_h > l.ifmap_h || l.filter_w > l.ifmap_w)
+      return Err("%s:%d: layer %s: the filter is larger than the ifmap", where.c_str(), lineno, l.name.c_str());
+    layers.push_back(l);
+  }
+  if (layers.empty()) return Err("%s: no layers", where.c_str());
+  return layers;
+}
+
+Expected<std::vector<TopologyLayer>> parse_topology_csv(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return Err("cannot read topology %s", path.c_str());
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_topology_csv_text(ss.str(), path);
+}
+
+Expected<SimReport> simulate_topology(const std::vector<TopologyLayer>& layers, const target::Target& t,
+                                      const SimOptions& o) {
+  SimReport r;
+  r.target = t.name;
+  r.convention = o.convention == Convention::scalesim ? "scalesim" : "native";
+  auto rate = resolve_precision(t, o, &r.notes);
+  if (!rate.ok()) return rate.status();
+  r.precision = rate->name;
+  r.batch = o.batch > 0 ? o.batch : 1;
+  const double b = rate->bytes;
+  for (const auto& l : layers) {
+    GemmShape g = l.gemm();
+    g.m *= r.batch;
+    MatrixOperands ops;
+    ops.input_bytes = static_cast<double>(r.batch) * l.ifmap_h * l.ifmap_w * l.channels * b;
+    ops.weight_bytes = static_cast<double>(g.k) * g.n * b;
+    ops.output_bytes = static_cast<double>(g.m) * g.n * b;
+    r.layers.push_back(cost_matrix(l.name, g, ops, t, *rate, o));
+  }
+  finish_report(&r, t, *rate);
+  return r;
+}
+
+}  // namespace systolic::sim

@@ -1,0 +1,173 @@
+// Walks a compiled plan: each Conv (Gemm/MatMul became 1x1 convs) is a GEMM on the arrays,
+// epilogue ops fused into it cost nothing, other ops run on the vector unit or are free.
+#include <algorithm>
+
+#include "interp/nn_geometry.h"
+#include "sim/simulate.h"
+
+namespace systolic::sim {
+namespace {
+
+const char* act_label(int64_t a) {
+  static const char* names[] = {"", "relu", "clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "tanh"};
+  return a >= 0 && a < 8 ? names[a] : "act";
+}
+
+bool is_free(ir::Op op) {
+  switch (op) {
+    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze:
+    case ir::Op::Identity: case ir::Op::Dropout: case ir::Op::Shape: case ir::Op::Reorder:
+    case ir::Op::ConstantOfShape: case ir::Op::Range:
+      return true;
+    default: return false;
+  }
+}
+
+struct Walk {
+  const plan::Program& p;
+  const target::Target& t;
+  const SimOptions& o;
+  int bytes;
+  double scale;  // requested batch / plan batch
+  std::vector<bool> onchip;
+
+  double elems(int id) const {
+    const ir::Tensor& x = p.graph.t(id);
+    double n = static_cast<double>(x.numel());
+    if (!x.is_const() && !x.shape.empty() && x.shape[0] == p.batch) n *= scale;
+    return n;
+  }
+  double tbytes(int id) const { return id < 0 ? 0 : elems(id) * bytes; }
+  bool resident(int id) const { return id >= 0 && (p.graph.t(id).is_const() ? false : onchip[id]); }
+};
+
+Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string* label) {
+  const ir::Graph& gr = w.p.graph;
+  const int64_t batch = w.o.batch > 0 ? w.o.batch : w.p.batch;
+  if (n.op == ir::Op::Conv) {
+    kernels::ConvParams cp;
+    if (n.has("conv_params")) {
+      if (!interp::decode_conv_params(n.ints("conv_params"), &cp)) return Err("Conv %s: bad conv_params", n.name.c_str());
+    } else {
+      SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, gr.t(n.inputs[0]).shape, gr.t(n.inputs[1]).shape, &cp));
+    }
+    if (cp.n == w.p.batch) cp.n = static_cast<int>(batch);
+    g->groups = cp.groups;
+    g->m = static_cast<int64_t>(cp.n) * cp.oh * cp.ow;
+    g->k = static_cast<int64_t>(cp.kh) * cp.kw * (cp.ic / cp.groups);
+    g->n = cp.oc / cp.groups;
+    *label = "conv";
+    return Status::Ok();
+  }
+  // MatMul / Gemm left as such: A [..., M, K] x B [K, N].
+  const ir::Shape& a = gr.t(n.inputs[0]).shape;
+  const ir::Shape& b = gr.t(n.inputs[1]).shape;
+  if (a.size() < 2 || b.size() < 2) return Err("%s %s: operands must be at least 2-D", ir::op_name(n.op), n.name.c_str());
+  const bool ta = n.op == ir::Op::Gemm && n.i("transA", 0), tb = n.op == ir::Op::Gemm && n.i("transB", 0);
+  g->k = ta ? a[a.size() - 2] : a.back();
+  g->m = static_cast<int64_t>(w.elems(n.inputs[0]) / g->k);
+  g->n = tb ? b[b.size() - 2] : b.back();
+  *label = "matmul";
+  return Status::Ok();
+}
+
+double vector_work(const Walk& w, const ir::Node& n, std::string* op) {
+  const double out = n.outputs.empty() || n.outputs[0] < 0 ? 0 : w.elems(n.outputs[0]);
+  switch (n.op) {
+    case ir::Op::MaxPool: case ir::Op::AveragePool: {
+      *op = "pool";
+      double win = 1;
+      for (int64_t k : n.ints("kernel_shape")) win *= static_cast<double>(k);
+      return out * win;
+    }
+    case ir::Op::GlobalAveragePool: case ir::Op::GlobalMaxPool: case ir::Op::ReduceMean:
+      *op = "pool";
+      return w.elems(n.inputs[0]);
+    case ir::Op::Softmax: case ir::Op::LRN:
+      *op = "eltwise";
+      return 4 * out;
+    case ir::Op::Concat: case ir::Op::Split: case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Pad:
+    case ir::Op::Gather: case ir::Op::Expand: case ir::Op::Cast: case ir::Op::Where:
+      *op = "move";
+      return out;
+    default: {
+      *op = "eltwise";
+      int used = 0;
+      for (int id : n.inputs) used += id >= 0 && !w.p.graph.t(id).is_const();
+      return out * std::max(1, used);
+    }
+  }
+}
+
+}  // namespace
+
+Expected<SimReport> simulate_program(const plan::Program& p, const target::Target& t, const SimOptions& o) {
+  SimReport r;
+  r.target = t.name;
+  r.convention = o.convention == Convention::scalesim ? "scalesim" : "native";
+  auto rate = resolve_precision(t, o, &r.notes);
+  if (!rate.ok()) return rate.status();
+  r.precision = rate->name;
+  r.batch = o.batch > 0 ? o.batch : p.batch;
+  Walk w{p, t, o, rate->bytes, static_cast<double>(r.batch) / std::max<int64_t>(1, p.batch), {}};
+  // Activations no larger than a quarter of on-chip memory stay there between producer and
+  // consumers (graph inputs arrive from, and outputs leave to, off-chip memory).
+  const ir::Graph& g = p.graph;
+  w.onchip.assign(g.tensors.size(), false);
+  const double keep = t.onchip_capacity() / 4.0;
+  for (std::size_t i = 0; i < g.tensors.size(); ++i)
+    w.onchip[i] = !g.tensors[i].is_const() && w.tbytes(static_cast<int>(i)) <= keep;
+  for (int id : g.inputs) w.onchip[id] = false;
+  for (int id : g.outputs) w.onchip[id] = false;
+
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const ir::Node& n = g.nodes[k];
+    const std::string name = n.name.empty() ? std::string(ir::op_name(n.op)) + "_" + std::to_string(k) : n.name;
+    if (is_free(n.op)) continue;
+    const int out = n.outputs.empty() ? -1 : n.outputs[0];
+    if (n.op == ir::Op::Conv || n.op == ir::Op::MatMul || n.op == ir::Op::Gemm) {
+      GemmShape gs;
+      std::string label;
+      SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label));
+      MatrixOperands ops;
+      ops.input_bytes = w.tbytes(n.in(0));
+      ops.input_onchip = w.resident(n.in(0));
+      ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * w.bytes;
+      if (n.op == ir::Op::MatMul && !g.t(n.in(1)).is_const()) {
+        ops.input_bytes += w.tbytes(n.in(1));
+        ops.weight_bytes = 0;
+      }
+      ops.output_bytes = w.tbytes(out);
+      ops.output_onchip = w.resident(out);
+      if (n.op == ir::Op::Conv && n.in(3) >= 0) {
+        ops.residual_bytes = w.tbytes(n.in(3));
+        ops.residual_onchip = w.resident(n.in(3));
+      }
+      LayerCost l = cost_matrix(name, gs, ops, t, *rate, o);
+      l.op = label;
+      if (n.in(2) >= 0) l.fused = "bias";
+      if (n.in(3) >= 0) l.fused += std::string(l.fused.empty() ? "" : "+") + "add";
+      if (n.has("act") && n.i("act", 0) != 0) l.fused += std::string(l.fused.empty() ? "" : "+") + act_label(n.i("act", 0));
+      r.layers.push_back(std::move(l));
+      continue;
+    }
+    std::string op;
+    const double work = vector_work(w, n, &op);
+    double on = 0, off = 0;
+    for (int id : n.inputs) {
+      if (id < 0 || g.t(id).is_const()) continue;
+      on += w.tbytes(id);
+      if (!w.resident(id)) off += w.tbytes(id);
+    }
+    for (int id : n.outputs) {
+      if (id < 0) continue;
+      on += w.tbytes(id);
+      if (!w.resident(id)) off += w.tbytes(id);
+    }
+    r.layers.push_back(cost_vector(name, op, work, on, off, t, o));
+  }
+  finish_report(&r, t, *rate);
+  return r;
+}
+
+}  // namespace systolic::sim

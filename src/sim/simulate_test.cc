@@ -1,0 +1,130 @@
+// The simulator over a compiled zoo ResNet-50: fused epilogues cost nothing, it runs fast
+// enough to sweep targets, and `systolic simulate` prints the documented JSON.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "frontend/onnx/import.h"
+#include "sim/simulate.h"
+#include "tools/zoo/zoo.h"
+
+namespace systolic::sim {
+namespace {
+
+const plan::Program& resnet50() {
+  static std::shared_ptr<plan::Program> p = [] {
+    onnx::ModelProto m;
+    EXPECT_TRUE(zoo::zoo_build("resnet50", 0, &m).ok());
+    auto g = frontend::import_onnx_bytes(m.SerializeAsString(), "");
+    EXPECT_TRUE(g.ok());
+    plan::CompileOptions co;
+    auto prog = plan::compile(std::move(*g), co);
+    EXPECT_TRUE(prog.ok()) << prog.status().message();
+    return *prog;
+  }();
+  return *p;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(Simulate, ResNet50OnTpuV4) {
+  const plan::Program& p = resnet50();
+  const target::Target t = *target::builtin_preset("tpu-v4");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = simulate_program(p, t, SimOptions{});
+  const double ms = ms_since(t0);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LT(ms, 1000);  // budget 100 ms; generous for loaded CI machines
+  int convs = 0;
+  for (const auto& l : r->layers) {
+    convs += l.matrix;
+    EXPECT_NE(l.op, "eltwise") << l.name << ": ReLU and residual Add are fused into the convs";
+    EXPECT_GT(l.total_cycles, 0) << l.name;
+  }
+  EXPECT_EQ(convs, 54);  // 53 convolutions + the classifier as a 1x1 conv
+  EXPECT_NEAR(r->macs / 1e9, 4.09, 0.05);
+  EXPECT_EQ(r->precision, "bf16");
+  // Latency is at least the ideal time at peak and utilization is a fraction.
+  EXPECT_GT(r->latency_us, r->macs / t.peak_macs_per_s("bf16") * 1e6);
+  EXPECT_GT(r->mxu_util, 0.05);
+  EXPECT_LT(r->mxu_util, 1.0);
+  // A bigger batch fills the arrays better.
+  SimOptions b64;
+  b64.batch = 64;
+  auto r64 = simulate_program(p, t, b64);
+  ASSERT_TRUE(r64.ok());
+  EXPECT_NEAR(r64->macs / r->macs, 64, 1e-6);
+  EXPECT_GT(r64->throughput_per_s, r->throughput_per_s);
+  // int8 on v5e: twice the rate, half the bytes.
+  const target::Target v5e = *target::builtin_preset("tpu-v5e");
+  SimOptions i8;
+  i8.precision = "int8";
+  auto bf = simulate_program(p, v5e, SimOptions{});
+  auto q = simulate_program(p, v5e, i8);
+  ASSERT_TRUE(bf.ok() && q.ok());
+  EXPECT_NEAR(q->offchip_bytes * 2, bf->offchip_bytes, 1);
+  EXPECT_LT(q->latency_us, bf->latency_us);
+}
+
+TEST(Simulate, SweepOverEightTargetsIsFast) {
+  const plan::Program& p = resnet50();
+  const auto t0 = std::chrono::steady_clock::now();
+  int runs = 0;
+  for (const auto& name : target::preset_names()) {
+    auto t = target::load_target(name, 100.0);
+    ASSERT_TRUE(t.ok()) << name;
+    for (int64_t b : {1, 64}) {
+      SimOptions o;
+      o.batch = b;
+      auto r = simulate_program(p, *t, o);
+      ASSERT_TRUE(r.ok()) << name << ": " << r.status().message();
+      EXPECT_GT(r->throughput_per_s, 0) << name;
+      ++runs;
+    }
+  }
+  EXPECT_EQ(runs, 16);
+  EXPECT_LT(ms_since(t0), 2000);
+}
+
+std::string run_cli(const std::string& args, int* status) {
+  std::string out;
+  FILE* f = popen((std::string(SYSTOLIC_BINARY) + " " + args + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (f && std::fgets(buf, sizeof buf, f)) out += buf;
+  const int rc = f ? pclose(f) : -1;
+  *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+TEST(Simulate, CommandLine) {
+  const std::string data = std::string(SYSTOLIC_SOURCE_DIR) + "/tests/data/";
+  int st = -1;
+  std::string out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --config " + data +
+                            "scalesim_tiny.cfg --convention scalesim --json", &st);
+  ASSERT_EQ(st, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["layers"].size(), 2u);
+  for (const char* k : {"name", "total_cycles", "stall_cycles", "mapping_efficiency_pct", "compute_util_pct"})
+    EXPECT_TRUE(j["layers"][0].contains(k)) << k;
+  EXPECT_EQ(j["layers"][0]["compute_cycles"], 258);
+  EXPECT_EQ(j["convention"], "scalesim");
+  out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --target tpu-v9", &st);
+  EXPECT_EQ(st, 1);
+  EXPECT_NE(out.find("systolic: error: unknown target 'tpu-v9'"), std::string::npos) << out;
+  out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --what-if warp=9", &st);
+  EXPECT_EQ(st, 1);
+  EXPECT_NE(out.find("unknown parameter 'warp'"), std::string::npos) << out;
+  out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --target tpu-v4 --what-if array=256x256", &st);
+  EXPECT_EQ(st, 0) << out;
+  EXPECT_NE(out.find("array=256x256"), std::string::npos) << out;
+  out = run_cli("simulate", &st);
+  EXPECT_EQ(st, 1) << out;
+}
+
+}  // namespace
+}  // namespace systolic::sim

@@ -1,0 +1,164 @@
+// Built-in targets: Google TPU generations (published figures, see docs/simulator.md for
+// sources and the assumptions behind the unpublished ones) and the host CPU.
+#include <algorithm>
+
+#include "target/target.h"
+
+namespace systolic::target {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+constexpr int64_t kGiB = 1024 * kMiB;
+
+// Assumed on-chip bandwidth: enough to stream inputs, weights and outputs to every array at
+// full rate (three operand streams of R elements of `bytes` per array per cycle).
+double feed_gbs(const Target& t, int bytes) { return 3.0 * t.arrays() * t.rows * bytes * t.clock_ghz; }
+
+Target tpu(const char* name, const char* desc, const char* src, int cores, int mxus, int dim, double ghz) {
+  Target t;
+  t.name = name;
+  t.description = desc;
+  t.source = src;
+  t.cores = cores;
+  t.arrays_per_core = mxus;
+  t.rows = t.cols = dim;
+  t.clock_ghz = ghz;
+  t.dataflow = Dataflow::weight_stationary;
+  t.vector_elems_per_cycle = 1024;  // 8 sublanes x 128 lanes per core (assumed for all generations)
+  t.launch_overhead_us = 0.5;       // assumed per-op fixed cost
+  return t;
+}
+
+// bf16 at one MAC per PE per cycle, int8 at `int8_rate`, fp32 as three bf16 passes.
+void modern_precisions(Target* t, double int8_rate) {
+  t->precisions = {{"bf16", 1.0, 2}, {"int8", int8_rate, 1}, {"fp32", 1.0 / 3, 4}};
+  t->default_precision = "bf16";
+}
+
+Target tpu_v1() {
+  Target t = tpu("tpu-v1", "TPU v1 (2015): one 256x256 int8 MXU, 28 MiB on-chip SRAM, DDR3",
+                 "Jouppi et al., In-Datacenter Performance Analysis of a Tensor Processing Unit, ISCA 2017", 1, 1, 256, 0.7);
+  t.precisions = {{"int8", 1.0, 1}};
+  t.default_precision = "int8";
+  t.vector_elems_per_cycle = 256;  // the activation pipeline takes one 256-wide row per cycle
+  t.on_chip = {{"unified-buffer", 24 * kMiB, feed_gbs(t, 1)}, {"accumulators", 4 * kMiB, feed_gbs(t, 4)}};
+  t.offchip_gbs = 34;
+  t.offchip_bytes = 8 * kGiB;
+  return t;
+}
+
+Target tpu_v2() {
+  Target t = tpu("tpu-v2", "TPU v2 (2017): 2 TensorCores x 1 MXU 128x128, 16 GiB HBM",
+                 "Jouppi et al., A Domain-Specific Supercomputer for Training DNNs, CACM 2020; Cloud TPU docs", 2, 1, 128, 0.7);
+  t.precisions = {{"bf16", 1.0, 2}, {"fp32", 1.0 / 3, 4}};
+  t.on_chip = {{"vmem", 32 * kMiB, feed_gbs(t, 2)}};
+  t.offchip_gbs = 600;
+  t.offchip_bytes = 16 * kGiB;
+  return t;
+}
+
+Target tpu_v3() {
+  Target t = tpu("tpu-v3", "TPU v3 (2018): 2 TensorCores x 2 MXUs 128x128, 32 GiB HBM",
+                 "Jouppi et al., CACM 2020; Cloud TPU system architecture docs", 2, 2, 128, 0.94);
+  t.precisions = {{"bf16", 1.0, 2}, {"fp32", 1.0 / 3, 4}};
+  t.on_chip = {{"vmem", 32 * kMiB, feed_gbs(t, 2)}};
+  t.offchip_gbs = 900;
+  t.offchip_bytes = 32 * kGiB;
+  return t;
+}
+
+Target tpu_v4() {
+  Target t = tpu("tpu-v4", "TPU v4 (2021): 2 TensorCores x 4 MXUs 128x128, 128 MiB CMEM, 32 GiB HBM2",
+                 "Jouppi et al., TPU v4, ISCA 2023; Cloud TPU v4 docs (275 TFLOPS bf16/int8, 1200 GB/s)", 2, 4, 128, 1.05);
+  modern_precisions(&t, 1.0);  // int8 at the bf16 rate on v4
+  t.on_chip = {{"vmem", 32 * kMiB, feed_gbs(t, 2)}, {"cmem", 128 * kMiB, 2.0 * 1200}};
+  t.offchip_gbs = 1200;
+  t.offchip_bytes = 32 * kGiB;
+  return t;
+}
+
+Target tpu_v5e() {
+  Target t = tpu("tpu-v5e", "TPU v5e (2023): 1 TensorCore x 4 MXUs 128x128, 16 GiB HBM2e",
+                 "Cloud TPU v5e docs (197 TFLOPS bf16, 393 TOPS int8, 819 GB/s)", 1, 4, 128, 1.5);
+  modern_precisions(&t, 2.0);
+  t.on_chip = {{"vmem", 32 * kMiB, feed_gbs(t, 2)}};
+  t.offchip_gbs = 819;
+  t.offchip_bytes = 16 * kGiB;
+  return t;
+}
+
+Target tpu_v5p() {
+  Target t = tpu("tpu-v5p", "TPU v5p (2023): 2 TensorCores x 4 MXUs 128x128, 95 GiB HBM2e",
+                 "Cloud TPU v5p docs (459 TFLOPS bf16, 918 TOPS int8, 2765 GB/s)", 2, 4, 128, 1.75);
+  modern_precisions(&t, 2.0);
+  t.on_chip = {{"vmem", 64 * kMiB, feed_gbs(t, 2)}};
+  t.offchip_gbs = 2765;
+  t.offchip_bytes = 95 * kGiB;
+  return t;
+}
+
+Target tpu_v6e() {
+  Target t = tpu("tpu-v6e", "TPU v6e Trillium (2024): 1 TensorCore x 4 MXUs 256x256, 32 GiB HBM",
+                 "Cloud TPU v6e docs (918 TFLOPS bf16, 1836 TOPS int8, 1640 GB/s)", 1, 4, 256, 1.75);
+  modern_precisions(&t, 2.0);
+  t.on_chip = {{"vmem", 32 * kMiB, feed_gbs(t, 2)}};
+  t.offchip_gbs = 1640;
+  t.offchip_bytes = 32 * kGiB;
+  return t;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  return {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "host"};
+}
+
+Expected<Target> builtin_preset(const std::string& name) {
+  if (name == "tpu-v1") return tpu_v1();
+  if (name == "tpu-v2") return tpu_v2();
+  if (name == "tpu-v3") return tpu_v3();
+  if (name == "tpu-v4") return tpu_v4();
+  if (name == "tpu-v5e") return tpu_v5e();
+  if (name == "tpu-v5p") return tpu_v5p();
+  if (name == "tpu-v6e") return tpu_v6e();
+  if (name == "host") return host_target(host_cpu(), 0);
+  std::string names;
+  for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+  return Err("unknown target '%s' (built-in: %s, or a .json file)", name.c_str(), names.c_str());
+}
+
+Target host_target(const CpuFeatures& cpu, double measured_fp32_gflops) {
+  Target t;
+  t.name = "host";
+  t.source = "detected with cpuinfo; clock derived from the measured fp32 peak";
+  t.cores = std::max(1, cpu.cores);
+  const int lanes = cpu.has_avx512() ? 16 : cpu.has_avx2_fma() ? 8 : 4;
+  const int fma_width = 2 * lanes;  // two FMA ports per core, `lanes` fp32 each
+  const bool amx = cpu.amx_tile && cpu.amx_bf16;
+  // AMX: a 16x16 tile multiplier doing 2 bf16 (4 int8) MACs per PE per cycle; otherwise the
+  // FMA units as a 1 x W array.
+  t.rows = amx ? 16 : 1;
+  t.cols = amx ? 16 : fma_width;
+  const double pes = static_cast<double>(t.rows) * t.cols;
+  t.precisions = {{"fp32", fma_width / pes, 4}};
+  if (amx) t.precisions.push_back({"bf16", 2.0, 2});
+  else if (cpu.avx512bf16) t.precisions.push_back({"bf16", 2.0 * fma_width / pes, 2});
+  if (amx && cpu.amx_int8) t.precisions.push_back({"int8", 4.0, 1});
+  else if (cpu.avx512vnni) t.precisions.push_back({"int8", 4.0 * fma_width / pes, 1});
+  t.default_precision = "fp32";
+  t.dataflow = Dataflow::output_stationary;  // register-blocked microkernels keep C in registers
+  t.clock_ghz = measured_fp32_gflops > 0 ? measured_fp32_gflops / (2.0 * t.cores * fma_width) : 3.0;
+  t.description = std::string(amx ? "host CPU with AMX tiles" : "host CPU, FMA units as a 1xW array") +
+                  (cpu.name.empty() ? "" : " (" + cpu.name + ")");
+  const double core_ghz = t.clock_ghz * t.cores;
+  t.on_chip = {{"l1d", static_cast<int64_t>(cpu.l1d_bytes) * t.cores, 128.0 * core_ghz},
+               {"l2", static_cast<int64_t>(cpu.l2_bytes) * t.cores, 64.0 * core_ghz},
+               {"l3", static_cast<int64_t>(cpu.l3_bytes), 32.0 * core_ghz}};
+  t.offchip_gbs = std::max(20.0, 8.0 * t.cores);  // assumed DRAM bandwidth
+  t.offchip_bytes = 16 * kGiB;
+  t.vector_elems_per_cycle = lanes * 2.0;
+  t.launch_overhead_us = 1.0;
+  return t;
+}
+
+}  // namespace systolic::target

@@ -1,0 +1,83 @@
+// Hardware as data: a `Target` record (matrix units, dataflow, precisions, memories, vector
+// unit), the built-in presets (TPU generations, the host CPU) and user JSON presets.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/cpu.h"
+#include "base/status.h"
+
+namespace systolic::target {
+
+// Which operand stays in the array while the others stream through it.
+enum class Dataflow : uint8_t { weight_stationary, output_stationary, input_stationary };
+const char* dataflow_name(Dataflow d);  // "ws", "os", "is"
+Expected<Dataflow> parse_dataflow(const std::string& s);
+
+// One precision the matrix units run: MACs per processing element per cycle (2 for an int8
+// rate twice the bf16 one, 1/3 for fp32 emulated in three bf16 passes) and operand bytes.
+struct PrecisionRate {
+  std::string name;  // "bf16", "int8", "fp32"
+  double macs_per_pe_cycle = 1;
+  int bytes = 2;
+};
+
+// One on-chip memory level (innermost first): capacity per chip and bandwidth to the arrays.
+struct MemoryLevel {
+  std::string name;
+  int64_t capacity_bytes = 0;
+  double bandwidth_gbs = 0;
+};
+
+struct Target {
+  std::string name;
+  std::string description;
+  std::string source;               // where the figures come from
+  int cores = 1;                    // TensorCores (or CPU cores)
+  int arrays_per_core = 1;          // MXUs per core
+  int rows = 128, cols = 128;       // one array: R x C processing elements
+  Dataflow dataflow = Dataflow::weight_stationary;
+  double clock_ghz = 1.0;
+  std::vector<PrecisionRate> precisions;
+  std::string default_precision = "bf16";
+  std::vector<MemoryLevel> on_chip;
+  double offchip_gbs = 0;
+  int64_t offchip_bytes = 0;
+  double vector_elems_per_cycle = 1024;  // per core, element-wise / pooling work
+  double launch_overhead_us = 0;         // fixed cost of every op that runs
+
+  int arrays() const { return cores * arrays_per_core; }
+  // The rate for `precision`, or null when the target has none.
+  const PrecisionRate* rate(const std::string& precision) const;
+  // Peak MAC/s of all arrays at `precision` (0 when unsupported).
+  double peak_macs_per_s(const std::string& precision) const;
+  // The largest on-chip level's capacity (what decides off-chip re-fetches).
+  int64_t onchip_capacity() const;
+  // Bandwidth between the innermost on-chip level and the arrays (GB/s).
+  double onchip_bandwidth_gbs() const;
+};
+
+// Built-in preset names: tpu-v1 ... tpu-v6e and "host".
+std::vector<std::string> preset_names();
+// A built-in preset, or a JSON file when `name_or_path` ends in .json.
+// `host_peak_gflops` is the measured fp32 peak used for the host preset (0: nominal 3 GHz).
+Expected<Target> load_target(const std::string& name_or_path, double host_peak_gflops = 0);
+Expected<Target> builtin_preset(const std::string& name);
+// The host as a target: FMA units as a 1 x W array per core (or AMX tiles), L1/L2 on chip.
+Target host_target(const CpuFeatures& cpu, double measured_fp32_gflops);
+
+// JSON presets (nlohmann json); every field optional except name, with errors naming the field.
+Expected<Target> target_from_json_text(const std::string& text, const std::string& where);
+Expected<Target> target_from_json_file(const std::string& path);
+std::string target_to_json(const Target& t);
+
+// "64MiB", "28 MiB", "1.5GB", "4096" -> bytes.
+Expected<int64_t> parse_bytes(const std::string& s);
+std::string format_bytes(double bytes);
+
+// Varies one parameter: "array=256x256", "sram=64MiB", "hbm_bw=2000" (GB/s), "clock=1.5"
+// (GHz), "cores=4", "mxus=2", "dataflow=os", "vector=2048", "launch_us=1".
+Status apply_what_if(Target* t, const std::string& assignment);
+
+}  // namespace systolic::target

@@ -1,0 +1,130 @@
+// Targets: the presets reproduce the published peaks, JSON presets load with clear errors,
+// what-if edits and SCALE-Sim .cfg files parse.
+#include <gtest/gtest.h>
+
+#include "target/scalesim_cfg.h"
+#include "target/target.h"
+
+namespace systolic::target {
+namespace {
+
+double peak_tops(const std::string& name, const std::string& prec) {
+  auto t = builtin_preset(name);
+  EXPECT_TRUE(t.ok()) << t.status().message();
+  return 2 * t->peak_macs_per_s(prec) / 1e12;
+}
+
+TEST(Target, PresetsMatchPublishedPeaks) {
+  EXPECT_NEAR(peak_tops("tpu-v1", "int8"), 92, 1);
+  EXPECT_EQ(peak_tops("tpu-v1", "bf16"), 0);  // v1 has no bf16
+  EXPECT_NEAR(peak_tops("tpu-v2", "bf16"), 45, 1.5);
+  EXPECT_NEAR(peak_tops("tpu-v3", "bf16"), 123, 1.5);
+  EXPECT_NEAR(peak_tops("tpu-v4", "bf16"), 275, 1.5);
+  EXPECT_NEAR(peak_tops("tpu-v4", "int8"), 275, 1.5);
+  EXPECT_NEAR(peak_tops("tpu-v5e", "bf16"), 197, 1.5);
+  EXPECT_NEAR(peak_tops("tpu-v5e", "int8"), 393, 3);
+  EXPECT_NEAR(peak_tops("tpu-v5p", "bf16"), 459, 2);
+  EXPECT_NEAR(peak_tops("tpu-v6e", "bf16"), 918, 3);
+  auto v4 = builtin_preset("tpu-v4");
+  EXPECT_EQ(v4->arrays(), 8);
+  EXPECT_EQ(v4->onchip_capacity(), 128LL << 20);
+  EXPECT_EQ(v4->offchip_gbs, 1200);
+  auto v6 = builtin_preset("tpu-v6e");
+  EXPECT_EQ(v6->rows, 256);
+  for (const auto& n : preset_names()) EXPECT_TRUE(load_target(n, 100).ok()) << n;
+}
+
+TEST(Target, HostIsAOneByWArrayOrAmxTiles) {
+  CpuFeatures avx2;
+  avx2.avx2 = avx2.fma = true;
+  avx2.cores = 4;
+  Target t = host_target(avx2, 4 * 2 * 16 * 3.0);  // 4 cores x 16 MACs x 3 GHz
+  EXPECT_EQ(t.rows, 1);
+  EXPECT_EQ(t.cols, 16);
+  EXPECT_NEAR(t.clock_ghz, 3.0, 1e-9);
+  EXPECT_NEAR(t.peak_macs_per_s("fp32") * 2 / 1e9, 384, 1e-6);
+  EXPECT_EQ(t.rate("bf16"), nullptr);
+  CpuFeatures amx = avx2;
+  amx.avx512f = amx.avx512bw = amx.avx512vl = amx.avx512dq = true;
+  amx.amx_tile = amx.amx_bf16 = amx.amx_int8 = true;
+  Target a = host_target(amx, 0);
+  EXPECT_EQ(a.rows, 16);
+  EXPECT_EQ(a.cols, 16);
+  // bf16 on AMX is 16x the fp32 FMA rate (512 vs 32 MACs per cycle per core).
+  EXPECT_NEAR(a.peak_macs_per_s("bf16") / a.peak_macs_per_s("fp32"), 16, 1e-9);
+}
+
+TEST(Target, JsonPresetOverridesABase) {
+  auto t = target_from_json_text(R"({"name": "big-v4", "base": "tpu-v4", "array": "256x256",
+      "on_chip": [{"name": "sram", "capacity": "64MiB", "bandwidth_gbs": 5000}], "offchip_gbs": 2000})", "x.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->name, "big-v4");
+  EXPECT_EQ(t->rows, 256);
+  EXPECT_EQ(t->cores, 2);
+  EXPECT_EQ(t->onchip_capacity(), 64LL << 20);
+  EXPECT_EQ(t->offchip_gbs, 2000);
+  auto round = target_from_json_text(target_to_json(*t), "round.json");
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_EQ(round->rows, 256);
+  EXPECT_NEAR(round->peak_macs_per_s("bf16"), t->peak_macs_per_s("bf16"), 1);
+}
+
+void expect_error(const std::string& json, const std::string& needle) {
+  auto t = target_from_json_text(json, "bad.json");
+  ASSERT_FALSE(t.ok()) << json;
+  EXPECT_NE(t.status().message().find(needle), std::string::npos) << t.status().message();
+  EXPECT_EQ(t.status().message().rfind("bad.json", 0), 0u) << t.status().message();
+}
+
+TEST(Target, JsonErrorsNameTheField) {
+  expect_error("{not json", "not valid JSON");
+  expect_error("[1, 2]", "JSON object");
+  expect_error(R"({"base": "tpu-v4"})", "\"name\"");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "cores": -2})", "\"cores\" must be a positive integer");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "clock_ghz": "fast"})", "\"clock_ghz\"");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "colums": 3})", "unknown field \"colums\"");
+  expect_error(R"({"name": "x", "base": "tpu-v9"})", "unknown target 'tpu-v9'");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "dataflow": "diagonal"})", "unknown dataflow");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "on_chip": [{"capacity": "12 parsecs"}]})", "unknown size unit");
+  expect_error(R"({"name": "x", "offchip_gbs": 10})", "no \"precisions\"");
+  EXPECT_FALSE(target_from_json_file("/nonexistent/t.json").ok());
+}
+
+TEST(Target, BytesAndWhatIf) {
+  EXPECT_EQ(*parse_bytes("64MiB"), 64LL << 20);
+  EXPECT_EQ(*parse_bytes("28 MiB"), 28LL << 20);
+  EXPECT_EQ(*parse_bytes("1.5GB"), 1500000000LL);
+  EXPECT_EQ(*parse_bytes("4096"), 4096);
+  EXPECT_FALSE(parse_bytes("MiB").ok());
+  Target t = *builtin_preset("tpu-v4");
+  ASSERT_TRUE(apply_what_if(&t, "array=256x64").ok());
+  EXPECT_EQ(t.rows, 256);
+  EXPECT_EQ(t.cols, 64);
+  ASSERT_TRUE(apply_what_if(&t, "sram=8MiB").ok());
+  EXPECT_EQ(t.onchip_capacity(), 32LL << 20);  // the largest level (CMEM) shrank below VMEM
+  ASSERT_TRUE(apply_what_if(&t, "hbm_bw=300").ok());
+  EXPECT_EQ(t.offchip_gbs, 300);
+  EXPECT_FALSE(apply_what_if(&t, "array=big").ok());
+  EXPECT_FALSE(apply_what_if(&t, "warp=9").ok());
+  EXPECT_FALSE(apply_what_if(&t, "clock=-1").ok());
+}
+
+TEST(Target, ScaleSimConfig) {
+  auto t = target_from_scalesim_cfg_text(
+      "[general]\nrun_name = tiny\n[architecture_presets]\nArrayHeight: 32\nArrayWidth : 16\n"
+      "IfmapSramSzkB: 64\nFilterSramSzkB: 64\nOfmapSramSzkB: 32\nBandwidth : 10\nDataflow : os # comment\n", "a.cfg");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->name, "tiny");
+  EXPECT_EQ(t->rows, 32);
+  EXPECT_EQ(t->cols, 16);
+  EXPECT_EQ(t->dataflow, Dataflow::output_stationary);
+  EXPECT_EQ(t->onchip_capacity(), 160 * 1024);
+  EXPECT_EQ(t->offchip_gbs, 10);
+  auto bad = target_from_scalesim_cfg_text("[architecture_presets]\nArrayWidth: 8\n", "b.cfg");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("ArrayHeight"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(target_from_scalesim_cfg_text("ArrayHeight: 8\nArrayWidth: 8\nDataflow: xs\n", "c.cfg").ok());
+}
+
+}  // namespace
+}  // namespace systolic::target

@@ -1,0 +1,177 @@
+// `systolic simulate MODEL --target tpu-v4 [--batch N] [--precision P] [--json] [--sweep-batch
+// [--svg F]] [--what-if k=v,...] [--compare t1,t2 --batch 1,64]`, or `--topology F.csv
+// --config F.cfg [--convention scalesim]`: the systolic-array cost model over a compiled plan.
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/report.h"
+#include "sim/scalesim.h"
+#include "target/scalesim_cfg.h"
+#include "tools/commands.h"
+#include "tools/peak.h"
+
+namespace systolic::tools {
+namespace {
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+struct Options {
+  std::string model, target = "tpu-v4", batch, precision, what_if, compare, topology, config, svg;
+  std::string convention = "native";
+  bool json = false, sweep = false;
+};
+
+// The workload: a compiled plan or a SCALE-Sim topology, simulated for any target and batch.
+struct Workload {
+  std::shared_ptr<const plan::Program> prog;
+  std::vector<sim::TopologyLayer> topo;
+  Expected<sim::SimReport> run(const target::Target& t, sim::SimOptions o) const {
+    return prog ? sim::simulate_program(*prog, t, o) : sim::simulate_topology(topo, t, o);
+  }
+};
+
+Expected<target::Target> get_target(const Options& op, const std::string& name) {
+  if (!op.config.empty()) return target::target_from_scalesim_cfg(op.config);
+  return target::load_target(name, name == "host" ? measured_fp32_peak_gflops(host_cpu().cores) : 0);
+}
+
+void print_row_header(const char* first) {
+  std::printf("%-22s %7s %12s %14s %8s %12s %-16s\n", first, "batch", "latency ms", "inferences/s", "util", "off-chip",
+              "bound (c/m/o)");
+}
+
+void print_row(const std::string& label, const sim::SimReport& r) {
+  int c = 0, m = 0, o = 0;
+  for (const auto& l : r.layers) (l.bound == "compute" ? c : l.bound == "memory" ? m : o)++;
+  std::printf("%-22s %7lld %12.4f %14.1f %7.1f%% %8.1f MiB %d/%d/%d\n", label.c_str(), static_cast<long long>(r.batch),
+              r.latency_us / 1e3, r.throughput_per_s, 100 * r.mxu_util, r.offchip_bytes / 1048576.0, c, m, o);
+}
+
+Status run(const Options& op) {
+  std::vector<int64_t> batches;
+  for (const auto& b : split(op.batch)) {
+    char* end = nullptr;
+    const long long v = std::strtoll(b.c_str(), &end, 10);
+    if (*end != '\0' || v <= 0) return Err("--batch: '%s' is not a positive integer", b.c_str());
+    batches.push_back(v);
+  }
+  if (batches.empty()) batches.push_back(1);
+  if (op.sweep) batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  sim::SimOptions so;
+  so.precision = op.precision;
+  if (op.convention == "scalesim") so.convention = sim::Convention::scalesim;
+  else if (op.convention != "native") return Err("--convention: '%s' (use native or scalesim)", op.convention.c_str());
+
+  Workload w;
+  if (!op.topology.empty()) {
+    auto t = sim::parse_topology_csv(op.topology);
+    if (!t.ok()) return t.status();
+    w.topo = *t;
+  } else if (!op.model.empty()) {
+    ModelOptions mo;
+    mo.batch = batches.front();
+    auto p = load_model(op.model, mo);
+    if (!p.ok()) return p.status();
+    w.prog = *p;
+  } else {
+    return Err("give a MODEL (.onnx or .plan) or --topology FILE.csv");
+  }
+
+  std::vector<target::Target> targets;
+  for (const auto& name : op.compare.empty() ? std::vector<std::string>{op.target} : split(op.compare)) {
+    auto t = get_target(op, name);
+    if (!t.ok()) return t.status();
+    targets.push_back(*t);
+  }
+  nlohmann::json out;
+
+  if (!op.what_if.empty()) {  // baseline, then one row per single-parameter variant
+    so.batch = batches.front();
+    auto base = w.run(targets[0], so);
+    if (!base.ok()) return base.status();
+    out["baseline"] = sim::report_json(*base, false);
+    out["variants"] = nlohmann::json::array();
+    if (!op.json) {
+      print_row_header("variant");
+      print_row(targets[0].name, *base);
+    }
+    for (const auto& a : split(op.what_if)) {
+      target::Target t = targets[0];
+      SYSTOLIC_RETURN_IF_ERROR(target::apply_what_if(&t, a));
+      auto r = w.run(t, so);
+      if (!r.ok()) return r.status();
+      auto j = sim::report_json(*r, false);
+      j["variant"] = a;
+      j["speedup"] = base->latency_us / r->latency_us;
+      out["variants"].push_back(j);
+      if (!op.json) print_row(a + std::string(" (") + std::to_string(base->latency_us / r->latency_us).substr(0, 4) + "x)", *r);
+    }
+  } else if (op.sweep || !op.compare.empty() || batches.size() > 1) {  // a row per target x batch
+    out["runs"] = nlohmann::json::array();
+    std::vector<sim::ChartSeries> series;
+    if (!op.json) print_row_header("target");
+    for (const auto& t : targets) {
+      sim::ChartSeries s{t.name, {}, {}};
+      for (int64_t b : batches) {
+        so.batch = b;
+        auto r = w.run(t, so);
+        if (!r.ok()) return r.status();
+        out["runs"].push_back(sim::report_json(*r, false));
+        if (!op.json) print_row(t.name, *r);
+        s.x.push_back(static_cast<double>(b));
+        s.y.push_back(r->throughput_per_s);
+      }
+      series.push_back(s);
+    }
+    if (!op.svg.empty()) {
+      std::ofstream f(op.svg);
+      f << sim::svg_chart("simulated throughput against batch size", "batch", "inferences/s", series);
+      if (!f) return Err("cannot write %s", op.svg.c_str());
+      if (!op.json) std::printf("wrote %s\n", op.svg.c_str());
+    }
+  } else {  // one target, one batch: the per-layer table and totals
+    so.batch = batches.front();
+    auto r = w.run(targets[0], so);
+    if (!r.ok()) return r.status();
+    out = sim::report_json(*r, true);
+    if (!op.json) std::printf("%s\n%s", sim::format_layers(*r).c_str(), sim::format_totals(*r).c_str());
+  }
+  if (op.json) std::printf("%s\n", out.dump().c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+void register_simulate(CLI::App& app) {
+  auto* cmd = app.add_subcommand("simulate", "predict a model's cost on a systolic-array accelerator (TPU presets, host)");
+  auto op = std::make_shared<Options>();
+  std::string names;
+  for (const auto& n : target::preset_names()) names += (names.empty() ? "" : ", ") + n;
+  cmd->add_option("model", op->model, "model .onnx or compiled .plan");
+  cmd->add_option("--target", op->target, "target: " + names + ", or a .json preset (default tpu-v4)");
+  cmd->add_option("--batch", op->batch, "batch size, or a list with --compare (e.g. 1,64)");
+  cmd->add_option("--precision", op->precision, "bf16, int8 or fp32 (default: the target's)");
+  cmd->add_flag("--json", op->json, "print one JSON object");
+  cmd->add_flag("--sweep-batch", op->sweep, "throughput and latency for batch 1..256");
+  cmd->add_option("--svg", op->svg, "with --sweep-batch or --compare: write a throughput chart");
+  cmd->add_option("--what-if", op->what_if, "variants, one parameter each: array=256x256,sram=64MiB,hbm_bw=2000,...");
+  cmd->add_option("--compare", op->compare, "targets side by side, e.g. tpu-v4,tpu-v5e,host");
+  cmd->add_option("--topology", op->topology, "SCALE-Sim topology CSV instead of a model");
+  cmd->add_option("--config", op->config, "SCALE-Sim architecture .cfg as the target");
+  cmd->add_option("--convention", op->convention, "cycle formulas: native (default) or scalesim");
+  cmd->callback([op] {
+    Status st = run(*op);
+    if (!st.ok()) fail(st);
+  });
+}
+
+}  // namespace systolic::tools
