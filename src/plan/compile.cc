@@ -14,6 +14,32 @@ std::string isa_name(const CpuFeatures& cpu) {
   return "ref";
 }
 
+namespace {
+
+// Drops tensors no node, input or output refers to (the weights that folding and packing
+// replaced), so the program and its file carry each weight once.
+void compact_tensors(ir::Graph& g) {
+  std::vector<int> remap(g.tensors.size(), -1);
+  std::vector<ir::Tensor> kept;
+  auto use = [&](int id) {
+    if (id < 0) return id;
+    if (remap[id] < 0) {
+      remap[id] = static_cast<int>(kept.size());
+      kept.push_back(std::move(g.tensors[id]));
+    }
+    return remap[id];
+  };
+  for (int& id : g.inputs) id = use(id);
+  for (ir::Node& n : g.nodes) {
+    for (int& id : n.inputs) id = use(id);
+    for (int& id : n.outputs) id = use(id);
+  }
+  for (int& id : g.outputs) id = use(id);
+  g.tensors = std::move(kept);
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& opts,
                                            const std::function<void(const char*, const ir::Graph&)>& after_pass) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -24,6 +50,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   ctx.batch = opts.batch;
   ctx.optimize = opts.optimize;
   SYSTOLIC_RETURN_IF_ERROR(passes::run_pipeline(graph, ctx, after_pass));
+  compact_tensors(graph);
   p->stats.nodes_after = static_cast<int64_t>(graph.nodes.size());
   p->stats.arena_bytes = graph.arena_bytes;
   std::vector<char> seen(graph.tensors.size(), 0);
