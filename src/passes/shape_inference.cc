@@ -311,6 +311,11 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       const int64_t axis = norm_axis(n.i("axis", 0), r);
       if (axis < 0 || axis >= r) return Err("Gather %s: axis out of range", n.name.c_str());
       const Shape& is = in_t(1)->shape;
+      if (in_t(1)->is_const())
+        for (int64_t i : ints_of(1))
+          if (i < -xs[axis] || i >= xs[axis])
+            return Err("Gather %s: index %lld is out of range for dim %lld", n.name.c_str(), static_cast<long long>(i),
+                       static_cast<long long>(xs[axis]));
       Shape o(xs.begin(), xs.begin() + axis);
       o.insert(o.end(), is.begin(), is.end());
       o.insert(o.end(), xs.begin() + axis + 1, xs.end());
@@ -363,6 +368,14 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
   }
   for (std::size_t k = 0; k < n.outputs.size(); ++k) {
     if (n.outputs[k] < 0) continue;
+    // Tensors past 2^40 elements are a malformed model, not a workload (and would overflow).
+    double elems = 1;
+    for (int64_t d : outs[k]) {
+      if (d < 0) return Err("%s %s: negative output dimension", op, n.name.c_str());
+      elems *= static_cast<double>(d);
+    }
+    if (elems > 1099511627776.0)
+      return Err("%s %s: output shape %s is too large", op, n.name.c_str(), ir::shape_str(outs[k]).c_str());
     ir::Tensor& t = g.t(n.outputs[k]);
     t.shape = outs[k];
     t.dtype = dts[k];

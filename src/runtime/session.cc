@@ -3,6 +3,8 @@
 #include "runtime/session.h"
 
 #include <chrono>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -129,6 +131,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   const ir::Graph& g = program->graph;
   const std::size_t arena_bytes = static_cast<std::size_t>(std::max<int64_t>(64, g.arena_bytes));
   std::size_t workspace = 0;
+  // Refuse what cannot fit rather than let the kernel kill the process on first touch.
+  const double ram = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (ram > 0 && static_cast<double>(arena_bytes) > ram)
+    return Err("the plan needs %.1f GiB of activations; this machine has %.1f GiB", arena_bytes / 1073741824.0,
+               ram / 1073741824.0);
   s->arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64));
   if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);
   auto at = [&](int id) -> void* {
