@@ -181,6 +181,27 @@ TEST(Conv, Depthwise) {
   check({.ic = 8, .ih = 7, .iw = 7, .oc = 16, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 8});  // multiplier 2
 }
 
+// The register-tiled interior path: its edges (tiny and narrow images, 1x1 spatial, asymmetric
+// pads), row tails, channel tails, 5x5, residual and every epilogue, slices and two threads.
+TEST(Conv, DepthwiseTiled) {
+  for (int c : {8, 20, 64, 72}) {
+    for (int s : {1, 2}) {
+      check({.ic = c, .ih = 1, .iw = 1, .oc = c, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = c});
+      check({.ic = c, .ih = 5, .iw = 2, .oc = c, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = c});
+      check({.ic = c, .ih = 4, .iw = 3, .oc = c, .kh = 3, .kw = 3, .s = s, .groups = c});
+      check({.ic = c, .ih = 13, .iw = 23, .oc = c, .kh = 3, .kw = 3, .s = s, .pt = 0, .pl = 0, .pb = 1, .pr = 1, .groups = c});
+      check({.ic = c, .ih = 12, .iw = 19, .oc = c, .kh = 5, .kw = 5, .s = s, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .groups = c});
+    }
+  }
+  const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, 0.f, 6.f}, {Act::hard_swish}};
+  for (const Epilogue& e : eps)
+    for (int s : {1, 2}) {
+      const Options o{.ep = e, .residual = s == 1, .src_pad = 3, .dst_pad = 2, .res_pad = 5, .threads = 2};
+      check({.n = 2, .ic = 48, .ih = 11, .iw = 17, .oc = 48, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 48}, o);
+      check({.n = 3, .ic = 200, .ih = 7, .iw = 7, .oc = 200, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 200}, o);
+    }
+}
+
 TEST(Conv, Gemm) {
   for (int m : {1, 3, 16}) check({.n = m, .ic = 2048, .oc = 1000});
   check({.n = 7, .ic = 5, .oc = 33});
