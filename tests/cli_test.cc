@@ -35,7 +35,9 @@ std::string slurp(const std::string& path) {
 
 Result sh(const std::string& args) {
   const std::string out = dir() + "/stdout", err = dir() + "/stderr";
-  const std::string cmd = std::string(SYSTOLIC_BINARY) + " " + args + " > " + out + " 2> " + err;
+  // A private compile cache, so tests neither read nor fill the user's.
+  const std::string cmd = "SYSTOLIC_CACHE_DIR=" + dir() + "/cache " + std::string(SYSTOLIC_BINARY) + " " + args + " > " +
+                          out + " 2> " + err;
   const int rc = std::system(cmd.c_str());
   Result r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -44,11 +46,22 @@ Result sh(const std::string& args) {
   return r;
 }
 
+// stderr without the compile cache's progress lines ("systolic: compiled in ...", ...).
+std::string errors_only(const std::string& err) {
+  std::string out, line;
+  std::istringstream in(err);
+  while (std::getline(in, line))
+    if (line.rfind("systolic: compiled in ", 0) != 0 && line.rfind("systolic: using cached plan ", 0) != 0)
+      out += line + "\n";
+  return out;
+}
+
 void expect_clean_error(const Result& r, const std::string& needle) {
+  const std::string err = errors_only(r.err);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("systolic: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_EQ(err.rfind("systolic: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(err.find(needle), std::string::npos) << r.err;
 }
 
 const std::string& model() {
@@ -147,4 +160,65 @@ TEST(Cli, OnnxSuiteCountsAndFailsOnFailure) {
   Result f = sh("onnx-suite " + bad);
   EXPECT_EQ(f.status, 1);
   EXPECT_NE(f.out.find("0 passed, 1 failed, 0 skipped"), std::string::npos) << f.out;
+}
+
+TEST(Cli, SecondRunUsesTheCompileCache) {
+  const std::string m = dir() + "/cached.onnx";
+  ASSERT_EQ(sh("zoo mobilenet_v2 --seed 3 -o " + m).status, 0);
+  Result first = sh("run " + m + " --output-dir " + dir() + "/c1");
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.err.find("systolic: compiled in "), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("; cached as " + dir() + "/cache/"), std::string::npos) << first.err;
+  Result second = sh("run " + m + " --output-dir " + dir() + "/c2");
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_EQ(second.err.rfind("systolic: using cached plan " + dir() + "/cache/", 0), 0u) << second.err;
+  EXPECT_NE(second.err.find("loaded in"), std::string::npos) << second.err;
+  EXPECT_EQ(slurp(dir() + "/c1/logits.npy"), slurp(dir() + "/c2/logits.npy"));
+  Result off = sh("run " + m + " --no-cache");
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(off.err.find("cached"), std::string::npos) << off.err;
+  // An unusable cache directory only disables caching.
+  { std::ofstream(dir() + "/not_a_dir") << "x"; }
+  const std::string cmd = "SYSTOLIC_CACHE_DIR=" + dir() + "/not_a_dir/sub " + std::string(SYSTOLIC_BINARY) + " run " +
+                          m + " > /dev/null 2> " + dir() + "/nocache_err";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_NE(slurp(dir() + "/nocache_err").find("systolic: note: compile cache disabled"), std::string::npos)
+      << slurp(dir() + "/nocache_err");
+}
+
+TEST(Cli, ProfileWritesAChromeTraceAndARoofline) {
+  const std::string trace = dir() + "/bench_trace.json";
+  Result b = sh("bench " + model() + " --iters 2 --warmup 1 --profile " + trace);
+  ASSERT_EQ(b.status, 0) << b.err;
+  auto j = nlohmann::json::parse(slurp(trace));
+  int steps = 0, runs = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") && e.contains("tid"));
+    if (e["cat"] == "run") {
+      ++runs;
+    } else {
+      ++steps;
+      EXPECT_TRUE(e["args"].contains("kernel") && e["args"].contains("gflops"));
+    }
+  }
+  EXPECT_EQ(runs, 2);
+  EXPECT_GT(steps, 2 * 20);
+  EXPECT_EQ(steps % 2, 0);
+
+  Result r = sh("run " + model() + " --profile " + dir() + "/run_trace.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir() + "/run_trace.json"))["traceEvents"].size(), steps / 2 + 1 + 2u);
+
+  const std::string svg = dir() + "/roofline.svg";
+  Result p = sh("profile " + model() + " --iters 2 --svg " + svg);
+  ASSERT_EQ(p.status, 0) << p.err;
+  for (const char* col : {"layer", "kernel", "share", "GFLOP/s", "%peak", "FLOP/B", "bound", "GB/s"})
+    EXPECT_NE(p.out.find(col), std::string::npos) << col;
+  EXPECT_NE(p.out.find("compute"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("memory"), std::string::npos) << p.out;
+  const std::string s = slurp(svg);
+  EXPECT_EQ(s.rfind("<svg", 0), 0u);
+  EXPECT_NE(s.find("<circle"), std::string::npos);
+  EXPECT_NE(s.find("<title>"), std::string::npos);
 }

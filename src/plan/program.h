@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/cpu.h"
 #include "base/status.h"
@@ -13,7 +14,7 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 1;
+constexpr uint32_t kPlanVersion = 2;  // 2: word-wise checksum
 
 struct CompileStats {
   int64_t nodes_before = 0;
@@ -50,7 +51,7 @@ Status check_runnable(const Program& p, const CpuFeatures& cpu);
 
 Status save_program(const Program& p, const std::string& path);
 Expected<std::shared_ptr<Program>> load_program(const std::string& path);
-Expected<std::shared_ptr<Program>> load_program_bytes(const std::string& bytes);
+Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes);
 std::string serialize_program(const Program& p);
 
 }  // namespace systolic::plan

@@ -2,58 +2,17 @@
 // and the packed weights) and runs them in order.
 #include "runtime/session.h"
 
-#include <chrono>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 
-#include "interp/eval.h"
 #include "interp/nn_geometry.h"
-#include "kernels/conv/conv.h"
-#include "kernels/eltwise/eltwise.h"
-#include "kernels/pool/pool.h"
+#include "runtime/session_step.h"
 
 namespace systolic::runtime {
 
-struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, interp } kind = interp;
-  ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
-  const kernels::ConvKernel* conv_k = nullptr;
-  kernels::ConvParams cp;
-  kernels::ConvArgs ca;
-  const kernels::PoolKernel* pool_k = nullptr;
-  kernels::PoolParams pp;
-  const kernels::EltwiseKernel* elt_k = nullptr;
-  kernels::EltwiseParams ep;
-  const float* src = nullptr;
-  const float* src_b = nullptr;
-  float* dst = nullptr;
-  int64_t dims[4] = {0, 0, 0, 0};
-  int to = 0;
-  std::vector<interp::TensorRef> ins, outs;
-  double flops = 0;
-  double total_ms = 0;
-  int64_t runs = 0;
-};
-
 namespace {
-
-// NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
-void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
-  const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
-  for (int64_t n = 0; n < N; ++n) {
-    const float* s = src + n * C * HW;
-    float* o = dst + n * C * HW;
-    if (to == 1) {
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t i = 0; i < HW; ++i) o[i * C + c] = s[c * HW + i];
-    } else {
-      for (int64_t i = 0; i < HW; ++i)
-        for (int64_t c = 0; c < C; ++c) o[c * HW + i] = s[i * C + c];
-    }
-  }
-}
 
 // Element-wise float ops the eltwise kernels run: a unary activation, or a binary op whose
 // second operand has a's shape, is a scalar, or is per-channel ([C,1,1] / [1,C,1,1]).
@@ -227,6 +186,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
           st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
       }
     }
+    for (int id : n.inputs) st->bytes += id >= 0 ? static_cast<int64_t>(g.t(id).bytes()) : 0;
+    for (int id : n.outputs) st->bytes += id >= 0 ? static_cast<int64_t>(g.t(id).bytes()) : 0;
     s->flops_ += st->flops;
     s->steps_.push_back(std::move(st));
   }
@@ -242,81 +203,6 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
   for (int id : g.outputs) s->outputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
   return s;
-}
-
-Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
-  const ir::Graph& g = program_->graph;
-  std::vector<char> given(g.inputs.size(), 0);
-  for (const auto& [name, t] : inputs) {
-    std::size_t k = 0;
-    while (k < g.inputs.size() && g.t(g.inputs[k]).name != name) ++k;
-    if (k == g.inputs.size()) {
-      std::string names;
-      for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.t(id).name;
-      return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
-    }
-    const ir::Tensor& want = g.t(g.inputs[k]);
-    if (t.dtype != want.dtype || t.shape != want.shape)
-      return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(want.dtype),
-                 ir::shape_str(want.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
-    if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
-                                                  t.data.size(), want.bytes());
-    if (want.arena_offset >= 0) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
-    given[k] = 1;
-  }
-  for (std::size_t k = 0; k < g.inputs.size(); ++k)
-    if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
-  for (const auto& st : steps_) {
-    const auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    switch (st->kind) {
-      case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
-      case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
-      case Step::reorder: reorder_f32(st->src, st->dst, st->dims, st->to); break;
-      case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
-      case Step::interp: {
-        Status s = interp::eval_node(st->node, st->ins, st->outs);
-        if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
-        break;
-      }
-    }
-    if (profiling_) {
-      st->total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      ++st->runs;
-    }
-  }
-  outputs->resize(g.outputs.size());
-  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.outputs[k]);
-    HostTensor& o = (*outputs)[k];
-    o.dtype = t.dtype;
-    o.shape = t.shape;
-    o.data.resize(t.bytes());
-    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    if (!o.data.empty()) std::memcpy(o.data.data(), src, o.data.size());
-  }
-  return Status::Ok();
-}
-
-}  // namespace systolic::runtime
-
-namespace systolic::runtime {
-
-std::vector<Session::StepProfile> Session::profile() const {
-  std::vector<StepProfile> out;
-  for (const auto& st : steps_) {
-    StepProfile p;
-    p.name = st->node.name;
-    p.op = ir::op_name(st->node.op);
-    p.kernel = st->conv_k ? st->conv_k->name
-               : st->pool_k ? st->pool_k->name
-               : st->elt_k  ? st->elt_k->name
-               : st->kind == Step::reorder ? "reorder_f32" : "interp";
-    p.flops = st->flops;
-    p.total_ms = st->total_ms;
-    p.runs = st->runs;
-    out.push_back(std::move(p));
-  }
-  return out;
 }
 
 }  // namespace systolic::runtime

@@ -1,6 +1,7 @@
 // Session: runs a compiled program. Owns the arena, the thread pool and the prepared steps
 // (kernel + resolved pointers), so a run is a flat loop of calls.
 #pragma once
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +22,16 @@ struct TensorInfo {
   std::string name;
   ir::DType dtype;
   ir::Shape shape;
+  std::size_t bytes() const { return static_cast<std::size_t>(ir::num_elements(shape)) * ir::dtype_size(dtype); }
+};
+
+// One timed span of a traced run: a step (step >= 0, an index into profile()) or the whole
+// run (step == -1). Times are nanoseconds since the session was created.
+struct TraceEvent {
+  int32_t step = -1;
+  int32_t run = 0;
+  int64_t start_ns = 0;
+  int64_t dur_ns = 0;
 };
 
 struct StepTiming {
@@ -38,8 +49,20 @@ class Session {
 
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
-  // Inputs by name (order free); outputs in the graph's output order.
+  // Inputs by name (order free); outputs in the graph's output order. Convenient; allocates
+  // (name lookups, output tensors).
   Status run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs);
+  // The steady-state path: inputs[k] points at inputs()[k].bytes() dense bytes in the logical
+  // shape (plain NCHW), outputs[k] at outputs()[k].bytes() writable bytes; the caller owns
+  // both. It performs no heap allocation, not even on the first call, provided
+  // allocating_steps() is empty (kernel steps and the interpreter's copy-only ops never
+  // allocate; see there), and only the error path builds a message. Profiling and tracing
+  // stay allocation-free too (the trace buffer is reserved by set_trace).
+  Status run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // Names ("Op name") of the steps that fall back to an interpreter op which may allocate
+  // while it runs (broadcasting helpers, Concat, Transpose, Softmax, ...); they break
+  // run_into's zero-allocation guarantee. Empty for the zoo models.
+  std::vector<std::string> allocating_steps() const;
   // Floating-point operations of one run (convolutions and matmuls: 2 per MAC).
   double flops() const { return flops_; }
   int threads() const { return threads_; }
@@ -48,15 +71,21 @@ class Session {
   struct StepProfile {
     std::string name, op, kernel;
     double flops = 0, total_ms = 0;
+    int64_t bytes = 0;  // inputs + weights + outputs of the step, as the plan sizes them
     int64_t runs = 0;
   };
   std::vector<StepProfile> profile() const;
+  // Records every step of up to `runs` following runs as TraceEvents (and turns profiling
+  // on); the buffer is reserved here, so recording never allocates. 0 stops tracing.
+  void set_trace(std::size_t runs);
+  const std::vector<TraceEvent>& trace() const { return trace_; }
   const plan::Program& program() const { return *program_; }
 
   struct Step;
 
  private:
   Session() = default;
+  Status execute();  // runs every step on the arena (inputs already copied in)
   std::shared_ptr<const plan::Program> program_;
   ThreadPool pool_;
   int threads_ = 1;
@@ -66,6 +95,10 @@ class Session {
   std::vector<TensorInfo> inputs_, outputs_;
   double flops_ = 0;
   bool profiling_ = false;
+  bool tracing_ = false;
+  int32_t runs_traced_ = 0;
+  std::vector<TraceEvent> trace_;
+  std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace systolic::runtime

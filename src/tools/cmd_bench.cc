@@ -1,5 +1,5 @@
-// `systolic bench MODEL [--batch N] [--threads T] [--iters N] [--json]`: latency percentiles,
-// throughput, peak RSS and achieved GFLOP/s against the measured fp32 peak.
+// `systolic bench MODEL [--batch N] [--threads T] [--iters N] [--json] [--profile F.json]`: latency
+// percentiles, throughput, peak RSS and achieved GFLOP/s against the measured fp32 peak.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "tools/commands.h"
 #include "tools/peak.h"
 #include "tools/random_inputs.h"
+#include "tools/trace_json.h"
 
 namespace systolic::tools {
 namespace {
@@ -34,6 +35,8 @@ void register_bench(CLI::App& app) {
   auto warmup = std::make_shared<int>(3);
   auto json = std::make_shared<bool>(false);
   auto per_layer = std::make_shared<bool>(false);
+  auto trace = std::make_shared<std::string>();
+  auto no_cache = std::make_shared<bool>(false);
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
   cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", *threads, "threads (default: one per core)");
@@ -41,9 +44,12 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--warmup", *warmup, "untimed runs first (default 3)");
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->add_flag("--per-layer", *per_layer, "time every step and print a per-layer table");
+  cmd->add_option("--profile", *trace, "write a Chrome trace (JSON) of every step of every timed run");
+  cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   cmd->callback([=] {
     ModelOptions mo;
     mo.batch = *batch;
+    mo.cache = !*no_cache;
     auto prog = load_model(*model, mo);
     if (!prog.ok()) return fail(prog.status());
     runtime::SessionOptions so;
@@ -51,30 +57,29 @@ void register_bench(CLI::App& app) {
     auto session = runtime::Session::create(*prog, so);
     if (!session.ok()) return fail(session.status());
     runtime::Session& s = **session;
-    std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
-    uint64_t seed = 1;
-    for (const auto& info : s.inputs()) inputs.emplace_back(info.name, random_tensor(info, seed++));
-    std::vector<runtime::HostTensor> outs;
-    for (int i = 0; i < *warmup; ++i) {
-      Status st = s.run(inputs, &outs);
-      if (!st.ok()) return fail(st);
-    }
+    // Caller-owned buffers: the timed loop (run_into) allocates nothing.
+    IoBuffers io = make_io_buffers(s, 1);
+    for (int i = 0; i < *warmup; ++i)
+      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+    if (!trace->empty()) s.set_trace(static_cast<std::size_t>(*iters));  // preallocated; a few clock reads per step
     std::vector<double> ms;
+    ms.reserve(static_cast<std::size_t>(*iters));
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < *iters; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      Status st = s.run(inputs, &outs);
+      Status st = s.run_into(io.in_ptrs, io.out_ptrs);
       if (!st.ok()) return fail(st);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!trace->empty())
+      if (Status st = write_chrome_trace(s, *trace); !st.ok()) return fail(st);
     if (*per_layer) {
       // A separate timed pass, so per-step clock reads do not disturb the figures above.
+      s.set_trace(0);
       s.set_profiling(true);
-      for (int i = 0; i < *iters; ++i) {
-        Status st = s.run(inputs, &outs);
-        if (!st.ok()) return fail(st);
-      }
+      for (int i = 0; i < *iters; ++i)
+        if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
     }
     const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9), p99 = percentile(ms, 0.99);
     const int64_t b = s.program().batch;

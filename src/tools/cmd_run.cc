@@ -1,4 +1,4 @@
-// `systolic run MODEL [--input NAME=FILE]... [--output-dir DIR]`: one inference.
+// `systolic run MODEL [--input NAME=FILE]... [--output-dir DIR] [--profile F.json]`: one inference.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include "tools/commands.h"
 #include "tools/random_inputs.h"
 #include "tools/tensor_io.h"
+#include "tools/trace_json.h"
 
 namespace systolic::tools {
 
@@ -19,12 +20,16 @@ void register_run(CLI::App& app) {
   auto threads = std::make_shared<int>(0);
   auto seed = std::make_shared<uint64_t>(1);
   auto reference = std::make_shared<bool>(false);
+  auto trace = std::make_shared<std::string>();
+  auto no_cache = std::make_shared<bool>(false);
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
   cmd->add_option("--input", *inputs, "NAME=FILE (.npy or TensorProto .pb); random N(0,1) when omitted");
   cmd->add_option("--output-dir", *outdir, "write each output as DIR/NAME.npy");
   cmd->add_option("--batch", *batch, "batch size for an .onnx with a symbolic batch dim");
   cmd->add_option("--threads", *threads, "threads (default: one per core)");
   cmd->add_option("--seed", *seed, "seed of the random inputs");
+  cmd->add_option("--profile", *trace, "write a Chrome trace (JSON) of every step of the run");
+  cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   cmd->add_flag("--reference", *reference, "use the reference executor (plain layouts, reference kernels)");
   cmd->callback([=] {
     std::vector<std::pair<std::string, runtime::HostTensor>> given;
@@ -41,6 +46,7 @@ void register_run(CLI::App& app) {
     ModelOptions mo;
     mo.batch = b;
     mo.optimize = !*reference;
+    mo.cache = !*no_cache;
     auto prog = load_model(*model, mo);
     if (!prog.ok()) return fail(prog.status());
     runtime::SessionOptions so;
@@ -54,8 +60,11 @@ void register_run(CLI::App& app) {
       if (!have) given.emplace_back(info.name, random_tensor(info, s++));
     }
     std::vector<runtime::HostTensor> outs;
+    if (!trace->empty()) (*session)->set_trace(1);
     Status st = (*session)->run(given, &outs);
     if (!st.ok()) return fail(st);
+    if (!trace->empty())
+      if (Status ts = write_chrome_trace(**session, *trace); !ts.ok()) return fail(ts);
     if (!outdir->empty()) {
       mkdir(outdir->c_str(), 0755);
       struct stat sb;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "frontend/onnx/import.h"
+#include "tools/compile_cache.h"
 
 namespace systolic::tools {
 namespace {
@@ -33,6 +33,7 @@ void register_commands(CLI::App& app) {
   register_onnx_suite(app);
   register_info(app);
   register_simulate(app);
+  register_profile(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {
@@ -44,14 +45,20 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
                  static_cast<long long>((*p)->batch), static_cast<long long>(opts.batch));
     return std::shared_ptr<const plan::Program>(*p);
   }
-  auto g = frontend::import_onnx_file(path);
-  if (!g.ok()) return g.status();
   plan::CompileOptions co;
   co.batch = opts.batch > 0 ? opts.batch : 1;
   co.optimize = opts.optimize;
-  auto p = plan::compile(std::move(*g), co);
-  if (!p.ok()) return Err("%s: %s", path.c_str(), p.status().message().c_str());
-  return std::shared_ptr<const plan::Program>(*p);
+  auto r = compile_onnx_cached(path, co, opts.cache ? default_cache_dir() : "");
+  if (!r.ok()) return r.status();
+  if (!r->note.empty()) std::fprintf(stderr, "systolic: note: %s\n", r->note.c_str());
+  if (r->hit)
+    std::fprintf(stderr, "systolic: using cached plan %s (compiled in %.0f ms, loaded in %.0f ms)\n", r->path.c_str(),
+                 r->compile_ms, r->load_ms);
+  else if (!r->path.empty())
+    std::fprintf(stderr, "systolic: compiled in %.0f ms; cached as %s\n", r->compile_ms, r->path.c_str());
+  else
+    std::fprintf(stderr, "systolic: compiled in %.0f ms\n", r->compile_ms);
+  return r->program;
 }
 
 }  // namespace systolic::tools

@@ -18,6 +18,7 @@ void register_bench(CLI::App& app);
 void register_onnx_suite(CLI::App& app);
 void register_info(CLI::App& app);
 void register_simulate(CLI::App& app);
+void register_profile(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
@@ -28,7 +29,10 @@ void fail(const Status& st);
 struct ModelOptions {
   int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
   bool optimize = true;
+  bool cache = true;       // use the compile cache (tools/compile_cache.h) for an .onnx
 };
+// Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
+// "systolic: compiled in X ms; cached as ...").
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts);
 
 }  // namespace systolic::tools

@@ -31,4 +31,13 @@ runtime::HostTensor random_tensor(const runtime::TensorInfo& info, uint64_t seed
   return t;
 }
 
+IoBuffers make_io_buffers(const runtime::Session& s, uint64_t first_seed) {
+  IoBuffers io;
+  for (const auto& info : s.inputs()) io.in.push_back(random_tensor(info, first_seed++));
+  for (const auto& info : s.outputs()) io.out.push_back(runtime::HostTensor::zeros(info.dtype, info.shape));
+  for (const auto& t : io.in) io.in_ptrs.push_back(t.data.data());
+  for (auto& t : io.out) io.out_ptrs.push_back(t.data.data());
+  return io;
+}
+
 }  // namespace systolic::tools

@@ -11,4 +11,13 @@ namespace systolic::tools {
 
 runtime::HostTensor random_tensor(const runtime::TensorInfo& info, uint64_t seed);
 
+// Caller-owned buffers for Session::run_into: random inputs (seeds first_seed, +1, ...) and
+// output tensors, with the pointer lists in the session's order.
+struct IoBuffers {
+  std::vector<runtime::HostTensor> in, out;
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+};
+IoBuffers make_io_buffers(const runtime::Session& s, uint64_t first_seed);
+
 }  // namespace systolic::tools

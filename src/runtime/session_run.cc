@@ -1,0 +1,160 @@
+// Session runs: the by-name convenience run, the allocation-free run_into, the step loop
+// with optional per-step timing and preallocated tracing, and the per-step profile.
+#include <cstring>
+
+#include "runtime/session_step.h"
+
+namespace systolic::runtime {
+
+void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
+  const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
+  for (int64_t n = 0; n < N; ++n) {
+    const float* s = src + n * C * HW;
+    float* o = dst + n * C * HW;
+    if (to == 1) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < HW; ++i) o[i * C + c] = s[c * HW + i];
+    } else {
+      for (int64_t i = 0; i < HW; ++i)
+        for (int64_t c = 0; c < C; ++c) o[c * HW + i] = s[i * C + c];
+    }
+  }
+}
+
+Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
+  const ir::Graph& g = program_->graph;
+  std::vector<char> given(g.inputs.size(), 0);
+  for (const auto& [name, t] : inputs) {
+    std::size_t k = 0;
+    while (k < g.inputs.size() && g.t(g.inputs[k]).name != name) ++k;
+    if (k == g.inputs.size()) {
+      std::string names;
+      for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.t(id).name;
+      return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
+    }
+    const ir::Tensor& want = g.t(g.inputs[k]);
+    if (t.dtype != want.dtype || t.shape != want.shape)
+      return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(want.dtype),
+                 ir::shape_str(want.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
+    if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
+                                                  t.data.size(), want.bytes());
+    if (want.arena_offset >= 0) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
+    given[k] = 1;
+  }
+  for (std::size_t k = 0; k < g.inputs.size(); ++k)
+    if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(execute());
+  outputs->resize(g.outputs.size());
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.outputs[k]);
+    HostTensor& o = (*outputs)[k];
+    o.dtype = t.dtype;
+    o.shape = t.shape;
+    o.data.resize(t.bytes());
+    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
+    if (!o.data.empty()) std::memcpy(o.data.data(), src, o.data.size());
+  }
+  return Status::Ok();
+}
+
+Status Session::run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
+  const ir::Graph& g = program_->graph;
+  if (inputs.size() != g.inputs.size() || outputs.size() != g.outputs.size())
+    return Err("run_into: the model has %zu inputs and %zu outputs; got %zu and %zu buffers", g.inputs.size(),
+               g.outputs.size(), inputs.size(), outputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.inputs[k]);
+    if (!inputs[k] && t.bytes() > 0) return Err("run_into: input '%s' is a null buffer", t.name.c_str());
+    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
+  }
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
+      return Err("run_into: output '%s' is a null buffer", g.t(g.outputs[k]).name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(execute());
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.outputs[k]);
+    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
+    if (t.bytes() > 0) std::memcpy(outputs[k], src, t.bytes());
+  }
+  return Status::Ok();
+}
+
+Status Session::execute() {
+  using clock = std::chrono::steady_clock;
+  const bool trace = tracing_ && trace_.size() + steps_.size() + 1 <= trace_.capacity();
+  const auto run_t0 = trace ? clock::now() : clock::time_point{};
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Step* st = steps_[i].get();
+    const auto t0 = profiling_ ? clock::now() : clock::time_point{};
+    switch (st->kind) {
+      case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
+      case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
+      case Step::reorder: reorder_f32(st->src, st->dst, st->dims, st->to); break;
+      case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
+      case Step::interp: {
+        Status s = interp::eval_node(st->node, st->ins, st->outs);
+        if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
+        break;
+      }
+    }
+    if (profiling_) {
+      const auto t1 = clock::now();
+      st->total_ms += std::chrono::duration<double, std::milli>(t1 - t0).count();
+      ++st->runs;
+      if (trace)  // capacity was checked above: no reallocation
+        trace_.push_back({static_cast<int32_t>(i), runs_traced_, (t0 - epoch_).count(), (t1 - t0).count()});
+    }
+  }
+  if (trace) {
+    const auto t1 = clock::now();
+    trace_.push_back({-1, runs_traced_++, (run_t0 - epoch_).count(), (t1 - run_t0).count()});
+  }
+  return Status::Ok();
+}
+
+void Session::set_trace(std::size_t runs) {
+  trace_.clear();
+  runs_traced_ = 0;
+  tracing_ = runs > 0;
+  if (tracing_) {
+    trace_.reserve(runs * (steps_.size() + 1));
+    profiling_ = true;
+  }
+}
+
+std::vector<std::string> Session::allocating_steps() const {
+  std::vector<std::string> out;
+  for (const auto& st : steps_) {
+    if (st->kind != Step::interp) continue;
+    switch (st->node.op) {
+      // Plain copies (or nothing) in the interpreter: no allocation.
+      case ir::Op::Flatten: case ir::Op::Reshape: case ir::Op::Squeeze: case ir::Op::Unsqueeze:
+      case ir::Op::Identity: case ir::Op::Dropout:
+        break;
+      default:
+        out.push_back(std::string(ir::op_name(st->node.op)) + " " + st->node.name);
+    }
+  }
+  return out;
+}
+
+std::vector<Session::StepProfile> Session::profile() const {
+  std::vector<StepProfile> out;
+  for (const auto& st : steps_) {
+    StepProfile p;
+    p.name = st->node.name;
+    p.op = ir::op_name(st->node.op);
+    p.kernel = st->conv_k ? st->conv_k->name
+               : st->pool_k ? st->pool_k->name
+               : st->elt_k  ? st->elt_k->name
+               : st->kind == Step::reorder ? "reorder_f32" : "interp";
+    p.flops = st->flops;
+    p.bytes = st->bytes;
+    p.total_ms = st->total_ms;
+    p.runs = st->runs;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace systolic::runtime

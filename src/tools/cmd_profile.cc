@@ -1,0 +1,91 @@
+// `systolic profile MODEL [--batch N] [--iters N] [--svg FILE] [--profile FILE.json]`: a
+// per-layer table with each layer's place on this machine's roofline, and an SVG of it.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "runtime/session.h"
+#include "tools/bandwidth.h"
+#include "tools/commands.h"
+#include "tools/peak.h"
+#include "tools/random_inputs.h"
+#include "tools/roofline.h"
+#include "tools/trace_json.h"
+
+namespace systolic::tools {
+
+void register_profile(CLI::App& app) {
+  auto* cmd = app.add_subcommand("profile", "time every layer and place it on this machine's roofline");
+  auto model = std::make_shared<std::string>();
+  auto batch = std::make_shared<int64_t>(1);
+  auto threads = std::make_shared<int>(0);
+  auto iters = std::make_shared<int>(10);
+  auto warmup = std::make_shared<int>(2);
+  auto svg = std::make_shared<std::string>();
+  auto trace = std::make_shared<std::string>();
+  auto no_cache = std::make_shared<bool>(false);
+  cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
+  cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", *threads, "threads (default: one per core)");
+  cmd->add_option("--iters", *iters, "timed runs (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", *warmup, "untimed runs first (default 2)");
+  cmd->add_option("--svg", *svg, "write the roofline chart as an SVG");
+  cmd->add_option("--profile", *trace, "also write a Chrome trace (JSON) of the timed runs");
+  cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
+  cmd->callback([=] {
+    ModelOptions mo;
+    mo.batch = *batch;
+    mo.cache = !*no_cache;
+    auto prog = load_model(*model, mo);
+    if (!prog.ok()) return fail(prog.status());
+    runtime::SessionOptions so;
+    so.threads = *threads;
+    auto session = runtime::Session::create(*prog, so);
+    if (!session.ok()) return fail(session.status());
+    runtime::Session& s = **session;
+    IoBuffers io = make_io_buffers(s, 1);
+    for (int i = 0; i < *warmup; ++i)
+      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+    s.set_trace(static_cast<std::size_t>(*iters));
+    for (int i = 0; i < *iters; ++i)
+      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+    const double peak = measured_fp32_peak_gflops(s.threads());
+    const double bw = measured_memory_bandwidth_gbs(s.threads());
+    const double ridge = bw > 0 ? peak / bw : 0;
+    const auto layers = s.profile();
+    double total = 0, flops = 0;
+    for (const auto& l : layers) total += l.runs ? l.total_ms / l.runs : 0;
+    for (const auto& l : layers) flops += l.flops;
+    std::printf("model     %s (batch %lld, fp32, %s, %d threads, %d runs)\n", model->c_str(),
+                static_cast<long long>(s.program().batch), s.program().isa.c_str(), s.threads(), *iters);
+    std::printf("machine   %.0f GFLOP/s fp32 peak (measured), %.1f GB/s memory bandwidth (memcpy), ridge %.1f FLOP/byte\n",
+                peak, bw, ridge);
+    std::printf("total     %.3f ms per run over %zu steps, %.2f GFLOP, %.1f GFLOP/s\n\n", total, layers.size(), flops / 1e9,
+                total > 0 ? flops / total / 1e6 : 0.0);
+    std::printf("%-28s %-18s %-28s %9s %6s %9s %6s %9s %s\n", "layer", "op", "kernel", "ms", "share", "GFLOP/s", "%peak",
+                "FLOP/B", "bound");
+    std::vector<RooflinePoint> points;
+    for (const auto& l : layers) {
+      const double ms = l.runs ? l.total_ms / l.runs : 0;
+      const double gf = ms > 0 ? l.flops / ms / 1e6 : 0;
+      const double ai = l.bytes > 0 ? l.flops / l.bytes : 0;
+      const bool compute = l.flops > 0 && ai >= ridge;
+      std::printf("%-28s %-18s %-28s %9.3f %5.1f%% %9.1f %5.0f%% %9.2f %s\n", l.name.substr(0, 28).c_str(), l.op.c_str(),
+                  l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, peak > 0 ? 100 * gf / peak : 0, ai,
+                  compute ? "compute" : "memory");
+      points.push_back({l.name + " (" + l.op + ", " + l.kernel + ")", ai, gf});
+    }
+    if (!svg->empty()) {
+      std::ofstream f(*svg, std::ios::binary | std::ios::trunc);
+      f << roofline_svg("roofline: " + *model, peak, bw, points);
+      if (!f) return fail(Err("cannot write %s", svg->c_str()));
+      std::printf("\nroofline -> %s\n", svg->c_str());
+    }
+    if (!trace->empty()) {
+      if (Status st = write_chrome_trace(s, *trace); !st.ok()) return fail(st);
+      std::printf("trace -> %s\n", trace->c_str());
+    }
+  });
+}
+
+}  // namespace systolic::tools

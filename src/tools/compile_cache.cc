@@ -1,0 +1,228 @@
+// The compile cache: key derivation, lookup, and atomic (temp file + rename) stores.
+#include "tools/compile_cache.h"
+
+#include <onnx/onnx_pb.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "frontend/onnx/import.h"
+
+namespace systolic::tools {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+// A read-only mapping of a whole file (empty when it cannot be opened or is empty).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+      void* p = mmap(nullptr, static_cast<std::size_t>(sb.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const char*>(p);
+        size_ = static_cast<std::size_t>(sb.st_size);
+      }
+    }
+    close(fd);
+  }
+  ~MappedFile() {
+    if (data_) munmap(const_cast<char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view view() const { return {data_ ? data_ : "", size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+std::string stat_str(const std::string& path) {
+  struct stat sb;
+  if (stat(path.c_str(), &sb) != 0) return "missing";
+  return std::to_string(static_cast<long long>(sb.st_size)) + ":" + std::to_string(static_cast<long long>(sb.st_mtim.tv_sec)) +
+         "." + std::to_string(static_cast<long long>(sb.st_mtim.tv_nsec));
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// Names, sizes and mtimes of the external data files the model refers to (if any).
+std::string external_files(const std::string& model_path, std::string_view bytes) {
+  if (bytes.find("location") == std::string::npos) return "";  // cheap test before a parse
+  onnx::ModelProto m;
+  if (bytes.size() > INT32_MAX || !m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return "";
+  std::string out;
+  auto add = [&](const onnx::TensorProto& t) {
+    for (const auto& kv : t.external_data())
+      if (kv.key() == "location") out += kv.value() + "=" + stat_str(dir_of(model_path) + "/" + kv.value()) + ";";
+  };
+  for (const auto& t : m.graph().initializer()) add(t);
+  for (const auto& n : m.graph().node())
+    for (const auto& a : n.attribute())
+      if (a.has_t()) add(a.t());
+  return out;
+}
+
+bool make_dirs(const std::string& dir) {
+  for (std::size_t pos = 1; pos <= dir.size(); ++pos)
+    if (pos == dir.size() || dir[pos] == '/') {
+      const std::string d = dir.substr(0, pos);
+      if (mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+  struct stat sb;
+  return stat(dir.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+Status write_atomic(const std::string& path, const std::string& bytes) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return Err("%s", std::strerror(errno));
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  const int err = errno;
+  if (std::fclose(f) != 0 || !ok) {
+    std::remove(tmp.c_str());
+    return Err("%s", std::strerror(ok ? errno : err));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    return Err("%s", std::strerror(e));
+  }
+  return Status::Ok();
+}
+
+std::string stem_of(const std::string& path) {
+  std::string s = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".onnx") == 0) s.resize(s.size() - 5);
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return s.substr(0, 48);
+}
+
+}  // namespace
+
+std::string default_cache_dir() {
+  const char* d = std::getenv("SYSTOLIC_CACHE_DIR");
+  if (d && *d) return d;
+  const char* x = std::getenv("XDG_CACHE_HOME");
+  if (x && *x) return std::string(x) + "/systolic";
+  const char* h = std::getenv("HOME");
+  if (h && *h) return std::string(h) + "/.cache/systolic";
+  return "";
+}
+
+std::string content_hash(const void* data, std::size_t n) {
+  // Two multiply-rotate lanes over 8-byte words (in the spirit of xxHash), then a finalizer.
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t a = 0x9E3779B97F4A7C15ull ^ n, b = 0xC2B2AE3D27D4EB4Full + n;
+  auto rotl = [](uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    uint64_t w0, w1;
+    std::memcpy(&w0, p + i, 8);
+    std::memcpy(&w1, p + i + 8, 8);
+    a = rotl(a ^ (w0 * 0x87C37B91114253D5ull), 31) * 0x4CF5AD432745937Full;
+    b = rotl(b ^ (w1 * 0x4CF5AD432745937Full), 29) * 0x87C37B91114253D5ull;
+  }
+  for (; i < n; ++i) a = (a ^ p[i]) * 0x100000001B3ull;
+  auto mix = [](uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    x ^= x >> 33;
+    x *= 0xC4CEB9FE1A85EC53ull;
+    return x ^ (x >> 33);
+  };
+  const uint64_t h1 = mix(a ^ rotl(b, 17)), h2 = mix(b + a * 3);
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return out;
+}
+
+std::string cache_key(const std::string& model_path, std::string_view model_bytes, const plan::CompileOptions& opts) {
+  const CpuFeatures& c = opts.cpu_set ? opts.cpu : host_cpu();
+  std::string k = "plan=" + std::to_string(plan::kPlanVersion) + "|isa=" + plan::isa_name(c) + "|features=";
+  for (bool f : {c.avx2, c.fma, c.avx512f, c.avx512bw, c.avx512vl, c.avx512dq, c.avx512bf16, c.avx512vnni, c.amx_tile,
+                 c.amx_bf16, c.amx_int8})
+    k += f ? '1' : '0';
+  k += "|batch=" + std::to_string(opts.batch) + "|optimize=" + std::to_string(opts.optimize);
+  k += "|model=" + content_hash(model_bytes.data(), model_bytes.size()) + "|external=" + external_files(model_path, model_bytes);
+  k += "|build=" + stat_str("/proc/self/exe");  // a rebuilt compiler may plan differently
+  return content_hash(k.data(), k.size());
+}
+
+Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const plan::CompileOptions& opts,
+                                            const std::string& cache_dir) {
+  CachedCompile r;
+  const auto t0 = clock_type::now();
+  std::string entry;
+  if (!cache_dir.empty()) {
+    const MappedFile model(model_path);  // hashed in place: no copy
+    if (!model.view().empty())
+      entry = cache_dir + "/" + stem_of(model_path) + "-b" + std::to_string(opts.batch) + "-" +
+              cache_key(model_path, model.view(), opts).substr(0, 24) + ".plan";
+  }
+  if (!entry.empty()) {
+    const MappedFile cached(entry);
+    if (!cached.view().empty()) {
+      auto p = plan::load_program_bytes(cached.view());
+      Status why = p.status();
+      if (p.ok() && ((*p)->batch != opts.batch || (*p)->optimized != opts.optimize))
+        why = Err("compiled for other options");
+      if (why.ok()) why = plan::check_runnable(**p, opts.cpu_set ? opts.cpu : host_cpu());
+      if (why.ok()) {
+        r.program = *p;
+        r.hit = true;
+        r.path = entry;
+        r.compile_ms = (*p)->stats.compile_ms;
+        r.load_ms = ms_since(t0);
+        return r;
+      }
+      r.note = "ignoring the cached plan " + entry + " (" + why.message() + "); recompiling";
+    }
+  }
+  const auto c0 = clock_type::now();
+  auto g = frontend::import_onnx_file(model_path);
+  if (!g.ok()) return g.status();
+  auto p = plan::compile(std::move(*g), opts);
+  if (!p.ok()) return Err("%s: %s", model_path.c_str(), p.status().message().c_str());
+  // What the cache saves: the import and the pass pipeline (kept in the cached plan's stats).
+  (*p)->stats.compile_ms = ms_since(c0);
+  r.program = *p;
+  r.compile_ms = (*p)->stats.compile_ms;
+  if (entry.empty()) return r;
+  if (!make_dirs(cache_dir)) {
+    r.note += (r.note.empty() ? "" : "; ") + std::string("compile cache disabled: cannot create ") + cache_dir + " (" + std::strerror(errno) + ")";
+    return r;
+  }
+  Status st = write_atomic(entry, plan::serialize_program(**p));
+  if (!st.ok()) {
+    r.note += (r.note.empty() ? "" : "; ") + std::string("compile cache disabled: cannot write ") + cache_dir + " (" + st.message() + ")";
+    return r;
+  }
+  r.path = entry;
+  return r;
+}
+
+}  // namespace systolic::tools
