@@ -50,11 +50,7 @@ void register_bench(CLI::App& app) {
     ModelOptions mo;
     mo.batch = *batch;
     mo.cache = !*no_cache;
-    auto prog = load_model(*model, mo);
-    if (!prog.ok()) return fail(prog.status());
-    runtime::SessionOptions so;
-    so.threads = *threads;
-    auto session = runtime::Session::create(*prog, so);
+    auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     runtime::Session& s = **session;
     // Caller-owned buffers: the timed loop (run_into) allocates nothing.

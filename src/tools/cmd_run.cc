@@ -47,11 +47,7 @@ void register_run(CLI::App& app) {
     mo.batch = b;
     mo.optimize = !*reference;
     mo.cache = !*no_cache;
-    auto prog = load_model(*model, mo);
-    if (!prog.ok()) return fail(prog.status());
-    runtime::SessionOptions so;
-    so.threads = *threads;
-    auto session = runtime::Session::create(*prog, so);
+    auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     uint64_t s = *seed;
     for (const auto& info : (*session)->inputs()) {

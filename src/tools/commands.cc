@@ -61,4 +61,13 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
   return r->program;
 }
 
+Expected<std::unique_ptr<runtime::Session>> open_session(const std::string& path, const ModelOptions& opts,
+                                                         int threads) {
+  auto prog = load_model(path, opts);
+  if (!prog.ok()) return prog.status();
+  runtime::SessionOptions so;
+  so.threads = threads;
+  return runtime::Session::create(*prog, so);
+}
+
 }  // namespace systolic::tools

@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "plan/program.h"
+#include "runtime/session.h"
 
 namespace systolic::tools {
 
@@ -34,5 +35,8 @@ struct ModelOptions {
 // Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
 // "systolic: compiled in X ms; cached as ...").
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts);
+// load_model, then a Session on `threads` threads (0: one per core).
+Expected<std::unique_ptr<runtime::Session>> open_session(const std::string& path, const ModelOptions& opts,
+                                                         int threads);
 
 }  // namespace systolic::tools
