@@ -84,7 +84,9 @@ LayerCost cost_vector(const std::string& name, const std::string& op, double wor
   l.compute_cycles = static_cast<int64_t>(std::ceil(work_elems / (t.vector_elems_per_cycle * t.cores)));
   l.onchip_bytes = onchip_bytes;
   l.offchip_bytes = offchip_bytes;
-  l.memory_cycles = memory_cycles(onchip_bytes, offchip_bytes, t);
+  // Host-style targets stream every byte a vector step touches at `vector_gbs`.
+  l.memory_cycles = t.vector_gbs > 0 ? to_cycles(onchip_bytes, t.vector_gbs, t.clock_ghz)
+                                     : memory_cycles(onchip_bytes, offchip_bytes, t);
   finish_layer(&l, t, o, 0);
   return l;
 }

@@ -13,10 +13,11 @@ const char* act_label(int64_t a) {
   return a >= 0 && a < 8 ? names[a] : "act";
 }
 
-bool is_free(ir::Op op) {
+bool is_free(ir::Op op, const target::Target& t) {
+  if (op == ir::Op::Reorder) return !t.reorders_cost;
   switch (op) {
     case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze:
-    case ir::Op::Identity: case ir::Op::Dropout: case ir::Op::Shape: case ir::Op::Reorder:
+    case ir::Op::Identity: case ir::Op::Dropout: case ir::Op::Shape:
     case ir::Op::ConstantOfShape: case ir::Op::Range:
       return true;
     default: return false;
@@ -87,8 +88,8 @@ double vector_work(const Walk& w, const ir::Node& n, std::string* op) {
       *op = "eltwise";
       return 4 * out;
     case ir::Op::Concat: case ir::Op::Split: case ir::Op::Slice: case ir::Op::Transpose: case ir::Op::Pad:
-    case ir::Op::Gather: case ir::Op::Expand: case ir::Op::Cast: case ir::Op::Where:
-      *op = "move";
+    case ir::Op::Gather: case ir::Op::Expand: case ir::Op::Cast: case ir::Op::Where: case ir::Op::Reorder:
+      *op = n.op == ir::Op::Reorder ? "reorder" : "move";
       return out;
     default: {
       *op = "eltwise";
@@ -123,7 +124,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
     const std::string name = n.name.empty() ? std::string(ir::op_name(n.op)) + "_" + std::to_string(k) : n.name;
-    if (is_free(n.op)) continue;
+    if (is_free(n.op, t)) continue;
     const int out = n.outputs.empty() ? -1 : n.outputs[0];
     if (n.op == ir::Op::Conv || n.op == ir::Op::MatMul || n.op == ir::Op::Gemm) {
       GemmShape gs;
@@ -164,7 +165,15 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       on += w.tbytes(id);
       if (!w.resident(id)) off += w.tbytes(id);
     }
-    r.layers.push_back(cost_vector(name, op, work, on, off, t, o));
+    LayerCost l = cost_vector(name, op, work, on, off, t, o);
+    if (n.op == ir::Op::Reorder) {  // the runtime's reorder is a plain loop on the caller: no dispatch
+      l.total_cycles -= l.overhead_cycles;
+      l.overhead_cycles = 0;
+      l.stall_cycles = l.total_cycles - l.compute_cycles;
+      l.time_us = l.total_cycles / (t.clock_ghz * 1e3);
+      l.bound = l.memory_cycles > l.compute_cycles ? "memory" : "compute";
+    }
+    r.layers.push_back(std::move(l));
   }
   finish_report(&r, t, *rate);
   return r;

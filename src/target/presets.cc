@@ -128,36 +128,55 @@ Expected<Target> builtin_preset(const std::string& name) {
 }
 
 Target host_target(const CpuFeatures& cpu, double measured_fp32_gflops) {
+  HostMeasurements m;
+  m.fp32_peak_gflops = measured_fp32_gflops;
+  Target t = host_target(cpu, m);
+  t.vector_gbs = 0;  // the plain preset keeps the generic memory model
+  t.reorders_cost = false;
+  return t;
+}
+
+Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
   Target t;
   t.name = "host";
-  t.source = "detected with cpuinfo; clock derived from the measured fp32 peak";
-  t.cores = std::max(1, cpu.cores);
+  t.source = "detected with cpuinfo; clock from the measured fp32 peak";
+  t.cores = std::max(1, m.threads > 0 ? m.threads : cpu.cores);
   const int lanes = cpu.has_avx512() ? 16 : cpu.has_avx2_fma() ? 8 : 4;
   const int fma_width = 2 * lanes;  // two FMA ports per core, `lanes` fp32 each
   const bool amx = cpu.amx_tile && cpu.amx_bf16;
-  // AMX: a 16x16 tile multiplier doing 2 bf16 (4 int8) MACs per PE per cycle; otherwise the
-  // FMA units as a 1 x W array.
-  t.rows = amx ? 16 : 1;
-  t.cols = amx ? 16 : fma_width;
+  const bool tile = m.tile_rows > 0 && m.tile_cols > 0;
+  // The array: the conv microkernel's register tile when known (what the runtime computes
+  // per inner loop), else AMX's 16x16 tile multiplier, else the FMA units as a 1 x W array.
+  t.rows = tile ? m.tile_rows : amx ? 16 : 1;
+  t.cols = tile ? m.tile_cols : amx ? 16 : fma_width;
   const double pes = static_cast<double>(t.rows) * t.cols;
-  t.precisions = {{"fp32", fma_width / pes, 4}};
-  if (amx) t.precisions.push_back({"bf16", 2.0, 2});
+  // Rates in MACs per core-cycle, spread over the array's PEs. fp32 runs on the FMA units at
+  // the calibrated fraction of their peak.
+  const double eff = m.conv_efficiency > 0 ? std::min(1.0, m.conv_efficiency) : 1.0;
+  t.precisions = {{"fp32", eff * fma_width / pes, 4}};
+  if (amx) t.precisions.push_back({"bf16", 512 / pes, 2});
   else if (cpu.avx512bf16) t.precisions.push_back({"bf16", 2.0 * fma_width / pes, 2});
-  if (amx && cpu.amx_int8) t.precisions.push_back({"int8", 4.0, 1});
+  if (amx && cpu.amx_int8) t.precisions.push_back({"int8", 1024 / pes, 1});
   else if (cpu.avx512vnni) t.precisions.push_back({"int8", 4.0 * fma_width / pes, 1});
   t.default_precision = "fp32";
   t.dataflow = Dataflow::output_stationary;  // register-blocked microkernels keep C in registers
-  t.clock_ghz = measured_fp32_gflops > 0 ? measured_fp32_gflops / (2.0 * t.cores * fma_width) : 3.0;
-  t.description = std::string(amx ? "host CPU with AMX tiles" : "host CPU, FMA units as a 1xW array") +
+  t.clock_ghz = m.fp32_peak_gflops > 0 ? m.fp32_peak_gflops / (2.0 * t.cores * fma_width) : 3.0;
+  t.description = std::string(tile ? "host CPU, conv register tile as the array" : amx ? "host CPU with AMX tiles"
+                                                                                       : "host CPU, FMA units as a 1xW array") +
                   (cpu.name.empty() ? "" : " (" + cpu.name + ")");
   const double core_ghz = t.clock_ghz * t.cores;
   t.on_chip = {{"l1d", static_cast<int64_t>(cpu.l1d_bytes) * t.cores, 128.0 * core_ghz},
                {"l2", static_cast<int64_t>(cpu.l2_bytes) * t.cores, 64.0 * core_ghz},
                {"l3", static_cast<int64_t>(cpu.l3_bytes), 32.0 * core_ghz}};
-  t.offchip_gbs = std::max(20.0, 8.0 * t.cores);  // assumed DRAM bandwidth
+  t.offchip_gbs = m.dram_gbs > 0 ? m.dram_gbs : std::max(20.0, 8.0 * t.cores);
   t.offchip_bytes = 16 * kGiB;
   t.vector_elems_per_cycle = lanes * 2.0;
-  t.launch_overhead_us = 1.0;
+  t.launch_overhead_us = m.launch_us >= 0 ? m.launch_us : 1.0;
+  // The runtime's pooling, element-wise and reorder loops stream from memory.
+  t.vector_gbs = t.offchip_gbs;
+  t.reorders_cost = true;
+  if (m.fp32_peak_gflops > 0 && m.dram_gbs > 0)
+    t.source = "measured on this machine: fp32 peak, memcpy bandwidth, conv calibration, pool dispatch";
   return t;
 }
 

@@ -46,6 +46,10 @@ struct Target {
   int64_t offchip_bytes = 0;
   double vector_elems_per_cycle = 1024;  // per core, element-wise / pooling work
   double launch_overhead_us = 0;         // fixed cost of every op that runs
+  // Host-style targets: vector steps stream every byte they touch at this bandwidth (0: the
+  // on-chip/off-chip memory model), and layout Reorders are real copies rather than free.
+  double vector_gbs = 0;
+  bool reorders_cost = false;
 
   int arrays() const { return cores * arrays_per_core; }
   // The rate for `precision`, or null when the target has none.
@@ -66,6 +70,19 @@ Expected<Target> load_target(const std::string& name_or_path, double host_peak_g
 Expected<Target> builtin_preset(const std::string& name);
 // The host as a target: FMA units as a 1 x W array per core (or AMX tiles), L1/L2 on chip.
 Target host_target(const CpuFeatures& cpu, double measured_fp32_gflops);
+
+// What was measured on the host (tools/host_calibration.h); zeros mean "not measured".
+struct HostMeasurements {
+  int threads = 0;                 // cores the runtime uses (0: all)
+  double fp32_peak_gflops = 0;     // FMA loop on all threads (0: nominal 3 GHz)
+  double dram_gbs = 0;             // memcpy bandwidth (0: assumed max(20, 8 x cores))
+  double conv_efficiency = 0;      // conv kernel GFLOP/s on a calibration shape / peak (0: 1)
+  double launch_us = -1;           // thread-pool dispatch per op (< 0: 1 us)
+  int tile_rows = 0, tile_cols = 0;  // the conv microkernel's register tile (0: 1 x FMA width)
+};
+// The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
+// microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.
+Target host_target(const CpuFeatures& cpu, const HostMeasurements& m);
 
 // JSON presets (nlohmann json); every field optional except name, with errors naming the field.
 Expected<Target> target_from_json_text(const std::string& text, const std::string& where);

@@ -54,6 +54,44 @@ TEST(Target, HostIsAOneByWArrayOrAmxTiles) {
   EXPECT_NEAR(a.peak_macs_per_s("bf16") / a.peak_macs_per_s("fp32"), 16, 1e-9);
 }
 
+TEST(Target, HostFromMeasurementsUsesTheMeasuredRates) {
+  CpuFeatures avx2;
+  avx2.avx2 = avx2.fma = true;
+  avx2.cores = 8;
+  avx2.l1d_bytes = 32 << 10;
+  avx2.l2_bytes = 1 << 20;
+  HostMeasurements m;
+  m.threads = 2;  // the runtime's threads, not the machine's cores
+  m.fp32_peak_gflops = 2 * 2 * 16 * 3.0;  // 2 threads x 16 MACs x 2 FLOP x 3 GHz
+  m.dram_gbs = 17.5;
+  m.conv_efficiency = 0.75;
+  m.launch_us = 4.0;
+  m.tile_rows = 6;
+  m.tile_cols = 16;
+  Target t = host_target(avx2, m);
+  EXPECT_EQ(t.cores, 2);
+  EXPECT_EQ(t.rows, 6);
+  EXPECT_EQ(t.cols, 16);
+  EXPECT_NEAR(t.clock_ghz, 3.0, 1e-9);
+  // fp32 peak as simulated = measured peak x calibrated conv efficiency.
+  EXPECT_NEAR(t.peak_macs_per_s("fp32") * 2 / 1e9, 192 * 0.75, 1e-6);
+  EXPECT_EQ(t.default_precision, "fp32");
+  EXPECT_DOUBLE_EQ(t.offchip_gbs, 17.5);
+  EXPECT_DOUBLE_EQ(t.vector_gbs, 17.5);
+  EXPECT_DOUBLE_EQ(t.launch_overhead_us, 4.0);
+  EXPECT_TRUE(t.reorders_cost);
+  EXPECT_EQ(t.onchip_capacity(), 8 << 20);  // the L3 (default 8 MiB) is the largest level
+  // Nothing measured: the nominal defaults.
+  Target d = host_target(avx2, HostMeasurements{});
+  EXPECT_EQ(d.cores, 8);
+  EXPECT_EQ(d.rows, 1);
+  EXPECT_NEAR(d.clock_ghz, 3.0, 1e-9);
+  EXPECT_DOUBLE_EQ(d.offchip_gbs, 64);
+  EXPECT_DOUBLE_EQ(d.launch_overhead_us, 1.0);
+  // The plain preset keeps the generic memory model.
+  EXPECT_FALSE(host_target(avx2, 100.0).reorders_cost);
+}
+
 TEST(Target, JsonPresetOverridesABase) {
   auto t = target_from_json_text(R"({"name": "big-v4", "base": "tpu-v4", "array": "256x256",
       "on_chip": [{"name": "sram", "capacity": "64MiB", "bandwidth_gbs": 5000}], "offchip_gbs": 2000})", "x.json");

@@ -1,6 +1,7 @@
 // `systolic simulate MODEL --target tpu-v4 [--batch N] [--precision P] [--json] [--sweep-batch
 // [--svg F]] [--what-if k=v,...] [--compare t1,t2 --batch 1,64]`, or `--topology F.csv
-// --config F.cfg [--convention scalesim]`: the systolic-array cost model over a compiled plan.
+// --config F.cfg [--convention scalesim]`, or `--target host --check [--iters N] [--threads N]`
+// (prediction against the runtime's measured per-step times): the systolic-array cost model.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "sim/scalesim.h"
 #include "target/scalesim_cfg.h"
 #include "tools/commands.h"
+#include "tools/host_check.h"
 #include "tools/peak.h"
 
 namespace systolic::tools {
@@ -27,7 +29,8 @@ std::vector<std::string> split(const std::string& s) {
 struct Options {
   std::string model, target = "tpu-v4", batch, precision, what_if, compare, topology, config, svg;
   std::string convention = "native";
-  bool json = false, sweep = false;
+  bool json = false, sweep = false, check = false;
+  int iters = 10, threads = 0;
 };
 
 // The workload: a compiled plan or a SCALE-Sim topology, simulated for any target and batch.
@@ -84,6 +87,20 @@ Status run(const Options& op) {
     w.prog = *p;
   } else {
     return Err("give a MODEL (.onnx or .plan) or --topology FILE.csv");
+  }
+
+  if (op.check) {  // the host preset from measurements against the runtime's per-step times
+    if (!w.prog || op.target != "host" || !op.compare.empty() || !op.what_if.empty() || batches.size() != 1)
+      return Err("--check needs a MODEL, --target host and one --batch");
+    CheckOptions co;
+    co.threads = op.threads;
+    co.iters = op.iters;
+    auto c = check_host(w.prog, co);
+    if (!c.ok()) return c.status();
+    c->model = op.model;
+    if (op.json) std::printf("%s\n", check_json(*c).dump().c_str());
+    else std::printf("%s", format_check(*c).c_str());
+    return Status::Ok();
   }
 
   std::vector<target::Target> targets;
@@ -168,6 +185,9 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("--topology", op->topology, "SCALE-Sim topology CSV instead of a model");
   cmd->add_option("--config", op->config, "SCALE-Sim architecture .cfg as the target");
   cmd->add_option("--convention", op->convention, "cycle formulas: native (default) or scalesim");
+  cmd->add_flag("--check", op->check, "with --target host: also run the plan and compare per-layer times");
+  cmd->add_option("--iters", op->iters, "with --check: timed runs (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", op->threads, "with --check: runtime threads (default: one per core)");
   cmd->callback([op] {
     Status st = run(*op);
     if (!st.ok()) fail(st);

@@ -1,0 +1,65 @@
+// `simulate --target host --check`: the host preset from measurements, and the simulated plan
+// compared step by step with the same plan's per-step times in the CPU runtime.
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/program.h"
+#include "sim/simulate.h"
+#include "target/target.h"
+
+namespace systolic::tools {
+
+// Median microseconds of one thread-pool dispatch of a trivial loop over `threads` items
+// (what every conv/pool/element-wise step pays before it computes; ~0 with one thread).
+double measured_dispatch_us(int threads);
+// GFLOP/s of conv kernel `kernel` on the calibration conv (3x3, 128 -> 128 channels, 32x32,
+// batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
+// does not run that shape.
+double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
+// The plan's dominant conv kernel (most FLOPs) and its register tile parsed from the name
+// ("conv_f32_igemm_6x16_avx2" -> 6 x 16); rows/cols 0 when the name carries none.
+std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols);
+// Everything the host preset needs, measured now on `threads` threads.
+target::HostMeasurements measure_host(const plan::Program& p, int threads);
+
+struct MeasuredStep {
+  std::string name, op;
+  double ms = 0;  // median over the timed runs
+};
+
+struct CheckLayer {
+  std::string name, op;
+  double predicted_ms = 0, measured_ms = 0, error_pct = 0;
+};
+
+struct CheckReport {
+  std::string model;
+  int threads = 1, iters = 0;
+  int64_t batch = 1;
+  target::HostMeasurements host;
+  std::vector<CheckLayer> layers;  // runtime step order
+  double predicted_ms = 0, measured_ms = 0, error_pct = 0;
+  std::vector<std::string> top_predicted, top_measured;  // most expensive first
+  bool top_match = false;                                // same set of names
+};
+
+// 100 * (predicted - measured) / measured (0 when nothing was measured).
+double error_pct(double predicted, double measured);
+// Pairs simulated layers with measured steps by name; `measured_total_ms` is the median run.
+CheckReport compare_prediction(const sim::SimReport& r, const std::vector<MeasuredStep>& steps,
+                               double measured_total_ms, int top = 5);
+
+struct CheckOptions {
+  int threads = 0;  // 0: one per core
+  int iters = 10, warmup = 3;
+};
+// Measures the host, simulates `p` on it, times `p` in a profiling Session and compares.
+Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const CheckOptions& o);
+
+std::string format_check(const CheckReport& c);
+nlohmann::json check_json(const CheckReport& c);
+
+}  // namespace systolic::tools

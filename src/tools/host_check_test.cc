@@ -1,0 +1,96 @@
+// `simulate --target host --check`: the comparison arithmetic (errors, top-5 sets) on fixed
+// numbers, and the whole check on a small conv model (fields present, errors consistent).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/graph_builder.h"
+#include "tools/host_check.h"
+
+namespace systolic::tools {
+namespace {
+
+sim::LayerCost layer(const std::string& name, double us) {
+  sim::LayerCost l;
+  l.name = name;
+  l.time_us = us;
+  return l;
+}
+
+TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
+  EXPECT_DOUBLE_EQ(error_pct(1.2, 1.0), 20.0);
+  EXPECT_DOUBLE_EQ(error_pct(0.5, 2.0), -75.0);
+  EXPECT_DOUBLE_EQ(error_pct(1.0, 0.0), 0.0);
+  sim::SimReport r;
+  r.batch = 1;
+  for (int i = 0; i < 6; ++i) r.layers.push_back(layer("l" + std::to_string(i), 1000.0 * (i + 1)));
+  r.latency_us = 21000;  // 1 + 2 + ... + 6 ms
+  std::vector<MeasuredStep> steps;
+  for (int i = 0; i < 6; ++i) steps.push_back({"l" + std::to_string(i), "Conv", 2.0 * (i + 1)});
+  steps.push_back({"reshape", "Reshape", 0.5});  // a step the simulator treats as free
+  CheckReport c = compare_prediction(r, steps, 42.5, 5);
+  ASSERT_EQ(c.layers.size(), 7u);
+  EXPECT_DOUBLE_EQ(c.layers[0].predicted_ms, 1.0);
+  EXPECT_DOUBLE_EQ(c.layers[0].measured_ms, 2.0);
+  EXPECT_DOUBLE_EQ(c.layers[0].error_pct, -50.0);
+  EXPECT_DOUBLE_EQ(c.layers[6].predicted_ms, 0.0);
+  EXPECT_DOUBLE_EQ(c.layers[6].error_pct, -100.0);
+  EXPECT_DOUBLE_EQ(c.predicted_ms, 21.0);
+  EXPECT_DOUBLE_EQ(c.measured_ms, 42.5);
+  EXPECT_NEAR(c.error_pct, 100.0 * (21.0 - 42.5) / 42.5, 1e-9);
+  EXPECT_EQ(c.top_predicted, (std::vector<std::string>{"l5", "l4", "l3", "l2", "l1"}));
+  EXPECT_EQ(c.top_measured, c.top_predicted);
+  EXPECT_TRUE(c.top_match);
+  steps[0].ms = 100;  // now l0 is the most expensive measured step
+  EXPECT_FALSE(compare_prediction(r, steps, 42.5, 5).top_match);
+}
+
+TEST(HostCheck, SmallModelReportsEveryField) {
+  testing::GraphBuilder b;
+  const int x = b.input("image", {1, 16, 32, 32});
+  const int c1 = b.node(ir::Op::Conv, {x, b.weights("w1", {32, 16, 3, 3})}, 1, "conv_a")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int r = b.node(ir::Op::Relu, {c1}, 1, "relu_a")[0];
+  const int p = b.node(ir::Op::MaxPool, {r}, 1, "pool_a")[0];
+  b.last().set_ints("kernel_shape", {2, 2});
+  b.last().set_ints("strides", {2, 2});
+  const int c2 = b.node(ir::Op::Conv, {p, b.weights("w2", {32, 32, 1, 1})}, 1, "conv_b")[0];
+  b.output(c2);
+  auto prog = plan::compile(b.g, plan::CompileOptions{});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  CheckOptions o;
+  o.threads = 1;
+  o.iters = 3;
+  o.warmup = 1;
+  auto c = check_host(*prog, o);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->threads, 1);
+  EXPECT_EQ(c->iters, 3);
+  EXPECT_GT(c->host.fp32_peak_gflops, 0);
+  EXPECT_GT(c->host.dram_gbs, 0);
+  EXPECT_GE(c->host.launch_us, 0);
+  EXPECT_GT(c->predicted_ms, 0);
+  EXPECT_GT(c->measured_ms, 0);
+  EXPECT_NEAR(c->error_pct, 100 * (c->predicted_ms - c->measured_ms) / c->measured_ms, 1e-9);
+  bool saw_a = false, saw_b = false;
+  for (const auto& l : c->layers) {
+    saw_a |= l.name == "conv_a";
+    saw_b |= l.name == "conv_b";
+    if (l.name == "conv_a" || l.name == "conv_b") {
+      EXPECT_GT(l.predicted_ms, 0) << l.name;
+      EXPECT_GT(l.measured_ms, 0) << l.name;
+      EXPECT_NEAR(l.error_pct, 100 * (l.predicted_ms - l.measured_ms) / l.measured_ms, 1e-9) << l.name;
+    }
+  }
+  EXPECT_TRUE(saw_a && saw_b);
+  EXPECT_FALSE(c->top_predicted.empty());
+  EXPECT_EQ(c->top_predicted.size(), c->top_measured.size());
+  const auto j = check_json(*c);
+  for (const char* k : {"layers", "predicted_ms", "measured_ms", "error_pct", "top5_predicted", "top5_measured",
+                        "top5_match", "host"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_NE(format_check(*c).find("same set"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace systolic::tools
