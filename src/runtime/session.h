@@ -34,13 +34,6 @@ struct TraceEvent {
   int64_t dur_ns = 0;
 };
 
-struct StepTiming {
-  std::string name;
-  std::string op;
-  std::string kernel;
-  double flops = 0;
-};
-
 class Session {
  public:
   static Expected<std::unique_ptr<Session>> create(std::shared_ptr<const plan::Program> program,
