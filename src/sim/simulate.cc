@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "interp/nn_geometry.h"
+#include "sim/host_conv.h"
 #include "sim/simulate.h"
 
 namespace systolic::sim {
@@ -42,7 +43,7 @@ struct Walk {
   bool resident(int id) const { return id >= 0 && (p.graph.t(id).is_const() ? false : onchip[id]); }
 };
 
-Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string* label) {
+Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string* label, kernels::ConvParams* conv) {
   const ir::Graph& gr = w.p.graph;
   const int64_t batch = w.o.batch > 0 ? w.o.batch : w.p.batch;
   if (n.op == ir::Op::Conv) {
@@ -53,6 +54,7 @@ Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string*
       SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, gr.t(n.inputs[0]).shape, gr.t(n.inputs[1]).shape, &cp));
     }
     if (cp.n == w.p.batch) cp.n = static_cast<int>(batch);
+    *conv = cp;
     g->groups = cp.groups;
     g->m = static_cast<int64_t>(cp.n) * cp.oh * cp.ow;
     g->k = static_cast<int64_t>(cp.kh) * cp.kw * (cp.ic / cp.groups);
@@ -121,6 +123,12 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
   for (int id : g.inputs) w.onchip[id] = false;
   for (int id : g.outputs) w.onchip[id] = false;
 
+  // Host: do the plan's conv weights stay in the L3 from one run to the next?
+  double weight_total = 0;
+  for (const ir::Node& n : g.nodes)
+    if (n.op == ir::Op::Conv && n.in(1) >= 0) weight_total += static_cast<double>(g.t(n.in(1)).numel()) * 4;
+  const bool weights_from_dram = weight_total > static_cast<double>(t.host_conv.l3_bytes);
+
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
     const std::string name = n.name.empty() ? std::string(ir::op_name(n.op)) + "_" + std::to_string(k) : n.name;
@@ -129,8 +137,11 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
     if (n.op == ir::Op::Conv || n.op == ir::Op::MatMul || n.op == ir::Op::Gemm) {
       GemmShape gs;
       std::string label;
-      SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label));
+      kernels::ConvParams cp;
+      SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label, &cp));
       MatrixOperands ops;
+      if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos)
+        ops.extra_compute_cycles = host_conv_extra_cycles(cp, t, weights_from_dram);
       ops.input_bytes = w.tbytes(n.in(0));
       ops.input_onchip = w.resident(n.in(0));
       ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * w.bytes;

@@ -175,6 +175,17 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
   // The runtime's pooling, element-wise and reorder loops stream from memory.
   t.vector_gbs = t.offchip_gbs;
   t.reorders_cost = true;
+  if (tile && m.tap_setup_cycles >= 0 && m.gather_cycles >= 0) {
+    t.host_conv.enabled = true;
+    t.host_conv.mr = m.tile_rows;
+    t.host_conv.nr = m.tile_cols;
+    t.host_conv.setup_cycles = m.tap_setup_cycles;
+    t.host_conv.gather_cycles = m.gather_cycles;
+    t.host_conv.l2_gbs = m.l2_read_gbs;
+    t.host_conv.l3_gbs = m.l3_read_gbs;
+    t.host_conv.l2_bytes_per_core = static_cast<int64_t>(cpu.l2_bytes);
+    t.host_conv.l3_bytes = static_cast<int64_t>(cpu.l3_bytes);
+  }
   if (m.fp32_peak_gflops > 0 && m.dram_gbs > 0)
     t.source = "measured on this machine: fp32 peak, memcpy bandwidth, conv calibration, pool dispatch";
   return t;

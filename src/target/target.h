@@ -30,6 +30,17 @@ struct MemoryLevel {
   double bandwidth_gbs = 0;
 };
 
+// The CPU runtime's conv kernel beyond its FMAs (sim/host_conv.h): its register tile, the
+// measured cost of one row-pointer setup (per tile x panel x tap) and of one row gather (per tile
+// x tap, packed path), in core-cycles, and where weight re-reads per M block come from.
+struct HostConvModel {
+  bool enabled = false;
+  int mr = 6, nr = 16;
+  double setup_cycles = 0, gather_cycles = 0;
+  double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
+  int64_t l2_bytes_per_core = 0, l3_bytes = 0;
+};
+
 struct Target {
   std::string name;
   std::string description;
@@ -50,6 +61,7 @@ struct Target {
   // on-chip/off-chip memory model), and layout Reorders are real copies rather than free.
   double vector_gbs = 0;
   bool reorders_cost = false;
+  HostConvModel host_conv;  // enabled only on the measured host (`--check`)
 
   int arrays() const { return cores * arrays_per_core; }
   // The rate for `precision`, or null when the target has none.
@@ -79,6 +91,10 @@ struct HostMeasurements {
   double conv_efficiency = 0;      // conv kernel GFLOP/s on a calibration shape / peak (0: 1)
   double launch_us = -1;           // thread-pool dispatch per op (< 0: 1 us)
   int tile_rows = 0, tile_cols = 0;  // the conv microkernel's register tile (0: 1 x FMA width)
+  // Conv kernel structure (sim/host_conv.h), from the calibration convs; < 0: not measured.
+  double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
+  double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
+  double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
 };
 // The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
 // microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.

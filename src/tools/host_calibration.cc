@@ -10,6 +10,8 @@
 #include "base/threadpool.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "sim/host_conv.h"
+#include "target/target.h"
 #include "tools/bandwidth.h"
 #include "tools/host_check.h"
 #include "tools/peak.h"
@@ -43,18 +45,17 @@ double measured_dispatch_us(int threads) {
   return median(us);
 }
 
-double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us) {
-  const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  if (!k || peak_gflops <= 0) return 0;
-  kernels::ConvParams p;
-  p.ih = p.iw = p.oh = p.ow = 32;
-  p.ic = p.oc = 128;
-  p.kh = p.kw = 3;
-  p.pad_t = p.pad_l = 1;
+namespace {
+
+// Median seconds of one run of `kernel` on `p` (random-ish data), >= 5 runs within ~0.05 s;
+// < 0 when the kernel does not take the shape.
+double time_conv_s(const kernels::ConvKernel* k, const kernels::ConvParams& p, int threads) {
   std::string why;
-  if (!k->accepts(p, host_cpu(), &why)) return 0;
-  std::vector<float> w(static_cast<std::size_t>(p.oc) * p.ic * 9), src(static_cast<std::size_t>(32) * 32 * 128),
-      dst(src.size()), bias(p.oc, 0.1f), packed(k->packed_floats(p));
+  if (!k->accepts(p, host_cpu(), &why)) return -1;
+  const int icg = p.ic / p.groups;
+  std::vector<float> w(static_cast<std::size_t>(p.oc) * icg * p.kh * p.kw),
+      src(static_cast<std::size_t>(p.n) * p.ih * p.iw * p.ic), dst(static_cast<std::size_t>(p.n) * p.oh * p.ow * p.oc),
+      bias(p.oc, 0.1f), packed(k->packed_floats(p));
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) * 0.01f - 0.08f;
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
   k->pack(p, w.data(), packed.data());
@@ -67,20 +68,150 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
   a.dst = dst.data();
   a.workspace = ws;
   ThreadPool pool = make_thread_pool(threads);
-  const double flops = 2.0 * p.oh * p.ow * p.oc * p.ic * 9;
   for (int i = 0; i < 2; ++i) k->run(p, a, pool.get());
-  std::vector<double> gflops;
+  std::vector<double> secs;
   const auto start = clock_type::now();
-  for (int rep = 0; rep < 50 && (rep < 5 || seconds_since(start) < 0.2); ++rep) {
+  for (int rep = 0; rep < 50 && (rep < 5 || seconds_since(start) < 0.05); ++rep) {
     const auto t0 = clock_type::now();
     k->run(p, a, pool.get());
-    gflops.push_back(flops / seconds_since(t0) / 1e9);
+    secs.push_back(seconds_since(t0));
   }
   std::free(ws);
+  return median(secs);
+}
+
+kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, int dilation = 1) {
+  kernels::ConvParams p;
+  p.dh = p.dw = dilation;
+  p.ih = p.iw = hw;
+  p.ic = ic;
+  p.oc = oc;
+  p.kh = p.kw = kernel;
+  p.sh = p.sw = stride;
+  p.pad_t = p.pad_l = dilation * (kernel / 2);
+  p.oh = p.ow = (hw + 2 * p.pad_t - dilation * (kernel - 1) - 1) / stride + 1;
+  return p;
+}
+
+}  // namespace
+
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
+                                      int mr, int nr) {
+  ConvCalibration c;
+  const kernels::ConvKernel* k = kernels::conv_find(kernel);
+  if (!k || peak_gflops <= 0 || mr <= 0 || nr <= 0) return c;
+  threads = std::max(1, threads);
+  // The simulator's clock and FMA width for this peak (cycles below are core-cycles at it).
+  target::HostMeasurements hm;
+  hm.threads = threads;
+  hm.fp32_peak_gflops = peak_gflops;
+  const target::Target t = target::host_target(host_cpu(), hm);
+  const double fma_width = peak_gflops / (2.0 * threads * t.clock_ghz);
+  const double c0 = mr * nr / fma_width;  // cycles per K step of one MR x NR tile at peak
+  // Core-cycles of a measured run, less the pool dispatch the simulator charges separately.
+  auto core_cycles = [&](double s) { return std::max(0.0, s * 1e6 - dispatch_us) * 1e3 * t.clock_ghz * threads; };
+  struct Shape {
+    kernels::ConvParams p;
+    double steps = 0, setups = 0, gathers = 0, cycles = -1;  // tile x panel K steps, events
+  };
+  auto shape = [&](const kernels::ConvParams& p) {
+    Shape s{p};
+    const sim::HostConvBlocking b = sim::host_conv_blocking(p, mr, nr, threads);
+    const sim::HostConvEvents e = sim::host_conv_events(b);
+    s.steps = double(b.tiles) * b.panels * b.k;
+    s.setups = e.setups;
+    s.gathers = e.gathers;
+    return s;
+  };
+  // Wide and narrow 3x3 convs on the row-pointer path: 128 channels per tap (kCalibWideTap), and
+  // 24 (kCalibNarrowTap), about the fewest that path runs a 3x3 with (3 * 24 = 72 floats per
+  // kernel row > 64: not merged). The stem shape (3 channels, 7x7, stride 2) is merged
+  // (21-float rows) and packed (K = 147): rows are gathered once per tile x kernel row.
+  // Five interleaved rounds; per shape the fastest round's median: the kernel's own cost. (The
+  // median round let one burst of load on a shared 2-core VM swing the rate by 2x.)
+  Shape wide = shape(calib_shape(128, 128, 32, 3, 1)), narrow = shape(calib_shape(24, 128, 32, 3, 1)),
+        stem = shape(calib_shape(3, 64, 128, 7, 2));
+  {
+    std::vector<double> tw, tn, ts;
+    for (int round = 0; round < 5; ++round) {
+      tw.push_back(time_conv_s(k, wide.p, threads));
+      tn.push_back(time_conv_s(k, narrow.p, threads));
+      ts.push_back(time_conv_s(k, stem.p, threads));
+    }
+    auto best = [](const std::vector<double>& v) {
+      double b = -1;
+      for (double x : v)
+        if (x > 0 && (b < 0 || x < b)) b = x;
+      return b;
+    };
+    const double w = best(tw), n = best(tn), st = best(ts);
+    if (w > 0) wide.cycles = core_cycles(w);
+    if (n > 0) narrow.cycles = core_cycles(n);
+    if (st > 0) stem.cycles = core_cycles(st);
+  }
+  if (wide.cycles <= 0) return c;
+  // x: the wide conv's cycles per tile K step, its own (hidden) setup included; the narrow
+  // conv's excess over that rate is its exposed setup per tile x panel x tap (host_setup_exposure
+  // weighs it 1 there, 0 at the wide one).
+  const double x = std::max(wide.cycles / wide.steps, c0);  // never faster than the FMA peak
+  double s = 0;
+  if (narrow.cycles > 0 && narrow.setups > 0) s = std::max(0.0, (narrow.cycles - narrow.steps * x) / narrow.setups);
+  c.efficiency = c0 / x;
+  c.setup_cycles = s;
+  // What the stem takes beyond its K steps is the gather.
+  c.gather_cycles = 0;
+  if (stem.cycles > 0 && stem.gathers > 0)
+    c.gather_cycles = std::max(0.0, (stem.cycles - stem.steps * x - stem.setups * s) / stem.gathers);
+  c.ok = true;
+  return c;
+}
+
+double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us) {
+  const kernels::ConvKernel* k = kernels::conv_find(kernel);
+  if (!k || peak_gflops <= 0) return 0;
+  const kernels::ConvParams p = calib_shape(128, 128, 32, 3, 1);
+  const double secs = time_conv_s(k, p, threads);
+  if (secs <= 0) return 0;
+  const double flops = 2.0 * p.oh * p.ow * p.oc * p.ic * 9;
   // The simulator charges the pool dispatch separately, so it is taken out of the kernel's
   // time here (never below the time at peak).
-  const double secs = std::max(flops / median(gflops) / 1e9 - dispatch_us * 1e-6, flops / (peak_gflops * 1e9));
-  return flops / secs / 1e9 / peak_gflops;
+  const double t = std::max(secs - dispatch_us * 1e-6, flops / (peak_gflops * 1e9));
+  return flops / t / 1e9 / peak_gflops;
+}
+
+double measured_read_gbs(int threads, std::size_t bytes_per_thread) {
+  threads = std::max(1, threads);
+  bytes_per_thread = std::max<std::size_t>(bytes_per_thread / 256 * 256, 256);
+  using v4 = float __attribute__((vector_size(16)));
+  struct Ctx {
+    std::vector<std::vector<v4>> bufs;
+    std::vector<float> sink;
+  } ctx;
+  for (int i = 0; i < threads; ++i) ctx.bufs.emplace_back(bytes_per_thread / sizeof(v4), v4{1, 2, 3, 4});
+  ctx.sink.assign(threads, 0);
+  ThreadPool pool = make_thread_pool(threads);
+  auto task = [](void* p, size_t i) {
+    auto* x = static_cast<Ctx*>(p);
+    const v4* b = x->bufs[i].data();
+    const std::size_t n = x->bufs[i].size();
+    v4 a0{}, a1{}, a2{}, a3{}, a4{}, a5{}, a6{}, a7{};  // independent sums: loads, not adds, bound it
+    for (std::size_t j = 0; j + 8 <= n; j += 8) {
+      a0 += b[j]; a1 += b[j + 1]; a2 += b[j + 2]; a3 += b[j + 3];
+      a4 += b[j + 4]; a5 += b[j + 5]; a6 += b[j + 6]; a7 += b[j + 7];
+    }
+    const v4 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    x->sink[i] += s[0] + s[1] + s[2] + s[3];
+  };
+  // Several passes per timing so an L2-sized pass is not dominated by the dispatch.
+  const int passes = static_cast<int>(std::max<std::size_t>(1, (std::size_t{8} << 20) / bytes_per_thread));
+  double best = 0;
+  const auto start = clock_type::now();
+  for (int rep = 0; rep < 200 && (rep < 3 || seconds_since(start) < 0.04); ++rep) {
+    const auto t0 = clock_type::now();
+    for (int p = 0; p < passes; ++p) pthreadpool_parallelize_1d(pool.get(), task, &ctx, static_cast<size_t>(threads), 0);
+    best = std::max(best, double(bytes_per_thread) * threads * passes / seconds_since(t0) / 1e9);
+  }
+  return best;
 }
 
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
@@ -115,7 +246,20 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads) {
   m.dram_gbs = measured_memory_bandwidth_gbs(threads);
   m.launch_us = measured_dispatch_us(threads);
   const std::string k = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
-  if (!k.empty()) m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
+  if (k.empty()) return m;
+  const ConvCalibration c = calibrate_conv_kernel(k, threads, m.fp32_peak_gflops, m.launch_us, m.tile_rows, m.tile_cols);
+  if (c.ok && k.find("igemm") != std::string::npos) {
+    m.conv_efficiency = c.efficiency;
+    m.tap_setup_cycles = c.setup_cycles;
+    m.gather_cycles = c.gather_cycles;
+    const CpuFeatures& cpu = host_cpu();
+    // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads
+    // (past every L2, as re-read weights of 2+ MiB are).
+    m.l2_read_gbs = measured_read_gbs(threads, cpu.l2_bytes / 4);
+    m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / std::max(1, threads), 2 * cpu.l2_bytes));
+  } else {
+    m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
+  }
   return m;
 }
 

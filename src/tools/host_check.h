@@ -19,6 +19,20 @@ double measured_dispatch_us(int threads);
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
+// The conv kernel's structure costs (sim/host_conv.h), from three calibration convs timed on
+// `threads` threads: wide (3x3, 128 -> 128, 32x32) and narrow (3x3, 24 -> 128, 32x32) on the
+// row-pointer path give the cycles per tile K step (-> efficiency = MR*NR/FMA width / that) and
+// per tile x panel x tap setup; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed
+// path gives the cycles per tile x kernel-row gather.
+struct ConvCalibration {
+  bool ok = false;
+  double efficiency = 0, setup_cycles = 0, gather_cycles = 0;
+};
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
+                                      int mr, int nr);
+// Best GB/s of summing a `bytes_per_thread` buffer per thread on `threads` threads (L2- or
+// L3-resident by its size).
+double measured_read_gbs(int threads, std::size_t bytes_per_thread);
 // The plan's dominant conv kernel (most FLOPs) and its register tile parsed from the name
 // ("conv_f32_igemm_6x16_avx2" -> 6 x 16); rows/cols 0 when the name carries none.
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols);
@@ -44,6 +58,9 @@ struct CheckReport {
   double predicted_ms = 0, measured_ms = 0, error_pct = 0;
   std::vector<std::string> top_predicted, top_measured;  // most expensive first
   bool top_match = false;                                // same set of names
+  // The measured set is a top-`top` of the prediction once layers predicted exactly as long as
+  // the last predicted place (identical shapes) may stand in for one another.
+  bool top_match_ties = false;
 };
 
 // 100 * (predicted - measured) / measured (0 when nothing was measured).

@@ -43,6 +43,13 @@ TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
   EXPECT_TRUE(c.top_match);
   steps[0].ms = 100;  // now l0 is the most expensive measured step
   EXPECT_FALSE(compare_prediction(r, steps, 42.5, 5).top_match);
+  EXPECT_FALSE(compare_prediction(r, steps, 42.5, 5).top_match_ties);
+  // l0 predicted exactly as long as l1 (5th place): either may be the 5th.
+  r.layers[0].time_us = 2000;
+  steps[0].ms = 2.5;  // measured l5 l4 l3 l2 l1; the prediction lists l0 (tied with l1) 5th
+  const CheckReport t = compare_prediction(r, steps, 42.5, 5);
+  EXPECT_FALSE(t.top_match);
+  EXPECT_TRUE(t.top_match_ties);
 }
 
 TEST(HostCheck, SmallModelReportsEveryField) {
