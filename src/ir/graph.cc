@@ -129,6 +129,14 @@ bool Graph::is_graph_output(int tensor) const {
   return false;
 }
 
+void Graph::remove_nodes(const std::vector<char>& drop) {
+  std::vector<Node> kept;
+  kept.reserve(nodes.size());
+  for (std::size_t k = 0; k < nodes.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(nodes[k]));
+  nodes = std::move(kept);
+}
+
 Status verify(const Graph& g) {
   const int nt = static_cast<int>(g.tensors.size());
   std::vector<char> defined(nt, 0);

@@ -93,6 +93,8 @@ struct Graph {
   std::vector<std::vector<int>> consumers() const;
   std::vector<int> producers() const;
   bool is_graph_output(int tensor) const;
+  // Removes the nodes whose flag in `drop` (one per node) is set, keeping the order.
+  void remove_nodes(const std::vector<char>& drop);
   std::size_t name_counter = 0;
 };
 

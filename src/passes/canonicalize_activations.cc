@@ -29,10 +29,7 @@ Status canonicalize_activations(ir::Graph& g, PassContext&) {
       break;
     }
   }
-  std::vector<ir::Node> kept;
-  for (std::size_t k = 0; k < g.nodes.size(); ++k)
-    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
+  g.remove_nodes(drop);
   return Status::Ok();
 }
 

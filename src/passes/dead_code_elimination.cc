@@ -37,10 +37,8 @@ Status dead_code_elimination(ir::Graph& g, PassContext&) {
     for (int in : n.inputs)
       if (in >= 0) live_t[in] = 1;
   }
-  std::vector<ir::Node> kept;
-  for (std::size_t k = 0; k < g.nodes.size(); ++k)
-    if (live_n[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
+  for (char& l : live_n) l = !l;
+  g.remove_nodes(live_n);
   // Constants nobody reads any more release their data.
   for (std::size_t i = 0; i < g.tensors.size(); ++i)
     if (!live_t[i] && g.tensors[i].is_const()) g.tensors[i].data.reset();

@@ -48,10 +48,7 @@ Status fold_batchnorm(ir::Graph& g, PassContext&) {
     conv.outputs[0] = bn.outputs[0];
     drop[k] = 1;
   }
-  std::vector<ir::Node> kept;
-  for (std::size_t k = 0; k < g.nodes.size(); ++k)
-    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
+  g.remove_nodes(drop);
   return Status::Ok();
 }
 
