@@ -1,4 +1,5 @@
 // SCALE-Sim topology CSV parsing and simulation of its layers.
+#include "base/text.h"
 #include "sim/scalesim.h"
 
 #include <cctype>
@@ -7,13 +8,6 @@
 
 namespace systolic::sim {
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
 
 bool parse_int(const std::string& s, int64_t* v) {
   if (s.empty()) return false;
@@ -81,12 +75,8 @@ Expected<std::vector<TopologyLayer>> parse_topology_csv(const std::string& path)
 Expected<SimReport> simulate_topology(const std::vector<TopologyLayer>& layers, const target::Target& t,
                                       const SimOptions& o) {
   SimReport r;
-  r.target = t.name;
-  r.convention = o.convention == Convention::scalesim ? "scalesim" : "native";
-  auto rate = resolve_precision(t, o, &r.notes);
+  auto rate = begin_report(t, o, 1, &r);
   if (!rate.ok()) return rate.status();
-  r.precision = rate->name;
-  r.batch = o.batch > 0 ? o.batch : 1;
   const double b = rate->bytes;
   for (const auto& l : layers) {
     GemmShape g = l.gemm();

@@ -104,14 +104,21 @@ double vector_work(const Walk& w, const ir::Node& n, std::string* op) {
 
 }  // namespace
 
+Expected<target::PrecisionRate> begin_report(const target::Target& t, const SimOptions& o, int64_t default_batch,
+                                             SimReport* r) {
+  r->target = t.name;
+  r->convention = o.convention == Convention::scalesim ? "scalesim" : "native";
+  auto rate = resolve_precision(t, o, &r->notes);
+  if (!rate.ok()) return rate.status();
+  r->precision = rate->name;
+  r->batch = o.batch > 0 ? o.batch : default_batch;
+  return rate;
+}
+
 Expected<SimReport> simulate_program(const plan::Program& p, const target::Target& t, const SimOptions& o) {
   SimReport r;
-  r.target = t.name;
-  r.convention = o.convention == Convention::scalesim ? "scalesim" : "native";
-  auto rate = resolve_precision(t, o, &r.notes);
+  auto rate = begin_report(t, o, p.batch, &r);
   if (!rate.ok()) return rate.status();
-  r.precision = rate->name;
-  r.batch = o.batch > 0 ? o.batch : p.batch;
   Walk w{p, t, o, rate->bytes, static_cast<double>(r.batch) / std::max<int64_t>(1, p.batch), {}};
   // Activations no larger than a quarter of on-chip memory stay there between producer and
   // consumers (graph inputs arrive from, and outputs leave to, off-chip memory).

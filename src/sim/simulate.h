@@ -65,6 +65,10 @@ LayerCost cost_vector(const std::string& name, const std::string& op, double wor
                       double offchip_bytes, const target::Target& t, const SimOptions& o);
 
 // Resolves the precision (falling back, with a note, when the target lacks it).
+// Fills the report's header (target, convention, precision, batch) and returns the precision's
+// rate; default_batch is used when the options name none.
+Expected<target::PrecisionRate> begin_report(const target::Target& t, const SimOptions& o, int64_t default_batch,
+                                             SimReport* r);
 Expected<target::PrecisionRate> resolve_precision(const target::Target& t, const SimOptions& o,
                                                   std::vector<std::string>* notes);
 

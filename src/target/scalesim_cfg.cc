@@ -1,4 +1,5 @@
 // SCALE-Sim architecture .cfg -> Target.
+#include "base/text.h"
 #include "target/scalesim_cfg.h"
 
 #include <algorithm>
@@ -9,13 +10,6 @@
 
 namespace systolic::target {
 namespace {
-
-std::string trim(const std::string& s) {
-  std::size_t a = 0, b = s.size();
-  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-  return s.substr(a, b - a);
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
