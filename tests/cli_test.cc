@@ -222,3 +222,25 @@ TEST(Cli, ProfileWritesAChromeTraceAndARoofline) {
   EXPECT_NE(s.find("<circle"), std::string::npos);
   EXPECT_NE(s.find("<title>"), std::string::npos);
 }
+
+TEST(Cli, ImagePreprocessingFlags) {
+  const std::string plan = dir() + "/r18img.plan";
+  Result c = sh("compile " + model() + " --preprocess imagenet -o " + plan);
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("input uint8[1,224,224,3]"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("resize 256, center-crop 224x224"), std::string::npos) << c.out;
+  Result r = sh("run " + plan + " --output-dir " + dir() + "/img");
+  EXPECT_EQ(r.status, 0) << r.err;
+  // A float tensor where the image goes, and flags that cannot apply.
+  ASSERT_EQ(std::system(("/usr/bin/python3 -c \"import numpy as np; np.save('" + dir() +
+                         "/f.npy', np.zeros((1,3,224,224), np.float32))\"").c_str()),
+            0);
+  expect_clean_error(sh("run " + plan + " --input input=" + dir() + "/f.npy"), "expected uint8[1,224,224,3]");
+  expect_clean_error(sh("compile " + model() + " --preprocess cifar"), "unknown preset");
+  expect_clean_error(sh("compile " + model() + " --mean 0.5,0.5,0.5"), "--mean and --std go together");
+  expect_clean_error(sh("compile " + model() + " --preprocess imagenet --crop 300"), "crop to the model's size");
+  expect_clean_error(sh("compile " + model() + " --preprocess imagenet --crop 2x"), "expected N or HxW");
+  expect_clean_error(sh("compile " + model() + " --mean 0.5,0.5 --std 0.2,0.2"), "3 mean and std values");
+  expect_clean_error(sh("compile " + model() + " --crop 224"), "need --preprocess");
+  expect_clean_error(sh("run " + plan + " --preprocess imagenet"), "compiled plan");
+}

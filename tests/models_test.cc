@@ -69,6 +69,48 @@ TEST_P(ZooVsReference, OptimizedMatchesReferenceExecutor) {
 
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooVsReference, ::testing::Values("resnet18", "mobilenet_v2"));
 
+// A plan compiled with --preprocess imagenet on uint8 images gives the logits of the float
+// model on the same images normalised by hand, with the normalisation folded into the stem.
+class ZooImageInput : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ZooImageInput, FoldedNormalisationMatchesFloatModel) {
+  const std::string dir = temp_dir();
+  const std::string path = write_zoo(GetParam(), dir);
+  auto g = frontend::import_onnx_file(path);
+  ASSERT_TRUE(g.ok());
+  plan::CompileOptions co;
+  co.batch = 2;
+  co.preprocess = ir::imagenet_preprocess();
+  auto p = plan::compile(std::move(*g), co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->preprocess.resize, 256);
+  if (host_cpu().has_avx2_fma()) {
+    int normalize = 0;
+    for (const ir::Node& n : (*p)->graph.nodes) normalize += n.op == ir::Op::NormalizeImage;
+    EXPECT_EQ(normalize, 0) << "the normalisation was not folded";
+  }
+  auto s = runtime::Session::create(*p);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ((*s)->inputs()[0].shape, (ir::Shape{2, 224, 224, 3}));
+  std::mt19937 rng(5);
+  runtime::HostTensor img = runtime::HostTensor::zeros(ir::DType::u8, {2, 224, 224, 3});
+  for (auto& v : img.data) v = static_cast<uint8_t>(rng() & 255);
+  runtime::HostTensor x = runtime::HostTensor::zeros(ir::DType::f32, {2, 3, 224, 224});
+  const ir::ImagePreprocess& pre = co.preprocess;
+  const int hw = 224 * 224;
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c)
+      for (int q = 0; q < hw; ++q)
+        x.as<float>()[(n * 3 + c) * hw + q] = (img.data[(n * hw + q) * 3 + c] / 255.f - pre.mean[c]) / pre.std[c];
+  std::vector<runtime::HostTensor> outs;
+  ASSERT_TRUE((*s)->run({{"input", img}}, &outs).ok());
+  const std::vector<float> got(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
+  const auto want = run_model(path, false, x, 2);
+  EXPECT_LT(max_rel_error(got, want), 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooImageInput, ::testing::Values("resnet18", "mobilenet_v2"));
+
 TEST(ZooVsOnnxRuntime, LogitsAgree) {
   const std::string bench = std::string(SYSTOLIC_SOURCE_DIR) + "/bench";
   struct stat sb;

@@ -62,6 +62,8 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
     case Op::Identity: case Op::Shape: case Op::Gather: case Op::ConstantOfShape:
     case Op::Expand: case Op::Range: case Op::Reorder:
       return eval_movement(n, in, out);
+    case Op::NormalizeImage:
+      return eval_image(n, in, out);
     default:
       return eval_elementwise(n, in, out);
   }

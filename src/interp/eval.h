@@ -26,6 +26,7 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
 Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_image(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 
 // Numpy broadcasting of two shapes; error when incompatible.
 Expected<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b);

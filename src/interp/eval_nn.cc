@@ -164,6 +164,7 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
     case Op::Conv: {
       kernels::ConvParams p;
       SYSTOLIC_RETURN_IF_ERROR(conv_geometry(n, in[0].shape, in[1].shape, &p));
+      if (p.src_u8) return Err("Conv %s reads a uint8 image: it runs as a kernel step only", n.name.c_str());
       const float* bias = in.size() > 2 && in[2].data ? in[2].as<float>() : nullptr;
       const float* residual = in.size() > 3 && in[3].data ? in[3].as<float>() : nullptr;
       kernels::Epilogue ep;  // set when fuse_epilogue folded an activation into this conv

@@ -97,6 +97,7 @@ Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, 
   p->pad_t = static_cast<int>(h.pb);
   p->pad_l = static_cast<int>(wa.pb);
   p->groups = static_cast<int>(groups);
+  p->src_u8 = n.i("src_u8", 0) != 0;  // set by fold_input_normalization
   return Status::Ok();
 }
 
@@ -136,18 +137,19 @@ Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams*
 
 std::vector<int64_t> encode_conv_params(const kernels::ConvParams& p) {
   return {p.n, p.ih, p.iw, p.ic, p.oh, p.ow, p.oc, p.kh, p.kw, p.sh, p.sw,
-          p.dh, p.dw, p.pad_t, p.pad_l, p.groups, p.src_stride, p.dst_stride, p.res_stride};
+          p.dh, p.dw, p.pad_t, p.pad_l, p.groups, p.src_stride, p.dst_stride, p.res_stride, p.src_u8};
 }
 
 bool decode_conv_params(const std::vector<int64_t>& v, kernels::ConvParams* p) {
-  if (v.size() != 19) return false;
+  if (v.size() != 20) return false;
   int* f[] = {&p->n, &p->ih, &p->iw, &p->ic, &p->oh, &p->ow, &p->oc, &p->kh, &p->kw, &p->sh, &p->sw,
-              &p->dh, &p->dw, &p->pad_t, &p->pad_l, &p->groups, &p->src_stride, &p->dst_stride, &p->res_stride};
+              &p->dh, &p->dw, &p->pad_t, &p->pad_l, &p->groups, &p->src_stride, &p->dst_stride, &p->res_stride,
+              &p->src_u8};
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (v[i] < 0 || v[i] > (int64_t{1} << 30)) return false;
     *f[i] = static_cast<int>(v[i]);
   }
-  return p->n > 0 && p->ic > 0 && p->oc > 0 && p->groups > 0 && p->kh > 0 && p->kw > 0 && p->sh > 0 &&
+  return p->src_u8 <= 1 && p->n > 0 && p->ic > 0 && p->oc > 0 && p->groups > 0 && p->kh > 0 && p->kw > 0 && p->sh > 0 &&
          p->sw > 0 && p->dh > 0 && p->dw > 0 && p->ic % p->groups == 0 && p->oc % p->groups == 0;
 }
 

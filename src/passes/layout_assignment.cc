@@ -15,6 +15,8 @@ using ir::Op;
 bool is_4d_f32(const ir::Tensor& t) { return t.shape.size() == 4 && t.dtype == ir::DType::f32; }
 
 bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
+  // A conv reading the uint8 image, and the image's normalisation, take it as stored (NHWC).
+  if ((n.op == Op::Conv && n.i("src_u8", 0)) || n.op == Op::NormalizeImage) return true;
   if (!is_4d_f32(g.t(n.inputs[0]))) return false;
   if (n.op == Op::Conv) return g.t(n.inputs[1]).is_const();
   return n.op == Op::MaxPool || n.op == Op::AveragePool || n.op == Op::GlobalAveragePool ||
@@ -60,6 +62,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   if (id < 0) return false;
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
+  if (n.op == Op::NormalizeImage) return false;  // the image is NHWC whatever the layouts around it
   if (n.op == Op::Clip && i > 0) return false;
   if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
       per_channel(t, g.t(n.inputs[1 - i])))
@@ -111,6 +114,7 @@ Status layout_assignment(ir::Graph& g, PassContext&) {
         n.inputs[i] = get(n.inputs[i], g.t(n.inputs[i]).shape.size() == 4 ? want : Layout::plain);
     for (int o : n.outputs)
       if (o >= 0) g.t(o).layout = (want == Layout::nhwc && is_4d_f32(g.t(o))) ? Layout::nhwc : Layout::plain;
+    if (n.op == Op::NormalizeImage) n.set_i("out_nhwc", 1);
     out.push_back(std::move(n));
   }
   g.nodes = std::move(out);

@@ -7,6 +7,7 @@
 #include "base/cpu.h"
 #include "base/status.h"
 #include "ir/graph.h"
+#include "ir/preprocess.h"
 #include "kernels/epilogue.h"
 
 namespace systolic::passes {
@@ -16,6 +17,7 @@ struct PassContext {
   int64_t batch = 1;        // value for a symbolic leading input dim
   bool optimize = true;     // false: only what the reference executor needs
   std::string log;          // kernel-selection notes ("why didn't X run")
+  ir::ImagePreprocess preprocess;  // requested; bind_preprocess fills in the sizes it resolves
 };
 
 struct Pass {
@@ -24,6 +26,7 @@ struct Pass {
 };
 
 // Passes, in pipeline order.
+Status bind_preprocess(ir::Graph&, PassContext&);
 Status bind_input_shapes(ir::Graph&, PassContext&);
 Status constant_folding(ir::Graph&, PassContext&);
 Status shape_inference(ir::Graph&, PassContext&);
@@ -32,6 +35,7 @@ Status fold_batchnorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
+Status fold_input_normalization(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);

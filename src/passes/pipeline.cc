@@ -5,6 +5,7 @@ namespace systolic::passes {
 
 const std::vector<Pass>& pipeline(bool optimize) {
   static const std::vector<Pass> kFull = {
+      {"bind_preprocess", bind_preprocess},
       {"bind_input_shapes", bind_input_shapes},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
@@ -14,11 +15,13 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"canonicalize_activations", canonicalize_activations},
       {"fuse_epilogue", fuse_epilogue},
       {"dead_code_elimination", dead_code_elimination},
+      {"fold_input_normalization", fold_input_normalization},
       {"layout_assignment", layout_assignment},
       {"pack_weights", pack_weights},
       {"memory_plan", memory_plan},
   };
   static const std::vector<Pass> kReference = {
+      {"bind_preprocess", bind_preprocess},
       {"bind_input_shapes", bind_input_shapes},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},

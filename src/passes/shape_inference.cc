@@ -113,6 +113,15 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
         return Err("Conv %s: bias shape %s does not match %d output channels", n.name.c_str(),
                    ir::shape_str(in_t(2)->shape).c_str(), p.oc);
       outs[0] = r == 3 ? Shape{xs[0], p.oc, p.ow} : Shape{xs[0], p.oc, p.oh, p.ow};
+      if (p.src_u8) dts[0] = DType::f32;
+      break;
+    }
+    case Op::NormalizeImage: {
+      const auto mean = n.has("mean") ? n.attrs.at("mean").floats_v : std::vector<float>{};
+      const auto std = n.has("std") ? n.attrs.at("std").floats_v : std::vector<float>{};
+      if (dt != DType::u8 || r != 4 || mean.size() != static_cast<std::size_t>(xs[1]) || std.size() != mean.size())
+        return Err("NormalizeImage %s: needs a uint8 [N,C,H,W] image and C mean and std values", n.name.c_str());
+      dts[0] = DType::f32;
       break;
     }
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {

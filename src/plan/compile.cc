@@ -49,6 +49,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   ctx.cpu = opts.cpu_set ? opts.cpu : host_cpu();
   ctx.batch = opts.batch;
   ctx.optimize = opts.optimize;
+  ctx.preprocess = opts.preprocess;
   SYSTOLIC_RETURN_IF_ERROR(passes::run_pipeline(graph, ctx, after_pass));
   compact_tensors(graph);
   p->stats.nodes_after = static_cast<int64_t>(graph.nodes.size());
@@ -70,6 +71,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   p->batch = opts.batch;
   p->optimized = opts.optimize;
   p->kernel_log = std::move(ctx.log);
+  p->preprocess = ctx.preprocess;
   p->graph = std::move(graph);
   p->stats.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

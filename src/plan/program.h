@@ -10,11 +10,12 @@
 #include "base/cpu.h"
 #include "base/status.h"
 #include "ir/graph.h"
+#include "ir/preprocess.h"
 #include "passes/pass.h"
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 2;  // 2: word-wise checksum
+constexpr uint32_t kPlanVersion = 3;  // 2: word-wise checksum; 3: image preprocessing
 
 struct CompileStats {
   int64_t nodes_before = 0;
@@ -32,6 +33,7 @@ struct Program {
   bool optimized = true;
   CompileStats stats;
   std::string kernel_log;    // per-node kernel choice and why faster ones were rejected
+  ir::ImagePreprocess preprocess;  // enabled(): the input is a uint8 NHWC image batch
 };
 
 struct CompileOptions {
@@ -39,6 +41,7 @@ struct CompileOptions {
   bool optimize = true;      // false: the reference executor's plan (plain layouts, ref kernels)
   CpuFeatures cpu;           // defaults to the host
   bool cpu_set = false;
+  ir::ImagePreprocess preprocess;  // enabled(): take uint8 images, normalisation folded in
 };
 
 // Runs the pass pipeline; `after_pass` sees the graph after each pass (for --dump-passes).

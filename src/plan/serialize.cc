@@ -119,6 +119,12 @@ std::string serialize_program(const Program& p) {
   for (int64_t v : {s.nodes_before, s.nodes_after, s.arena_bytes, s.naive_bytes, s.weight_bytes}) w.pod(v);
   w.pod(s.compile_ms);
   w.str(p.kernel_log);
+  const ir::ImagePreprocess& pre = p.preprocess;
+  for (int v : {pre.resize, pre.crop_h, pre.crop_w}) w.pod<int32_t>(v);
+  for (const auto* v : {&pre.mean, &pre.std}) {
+    w.pod<uint64_t>(v->size());
+    for (float f : *v) w.pod(f);
+  }
   const ir::Graph& g = p.graph;
   w.pod<int32_t>(g.opset);
   w.pod<int64_t>(g.arena_bytes);
@@ -169,6 +175,12 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   for (int64_t* v : {&s.nodes_before, &s.nodes_after, &s.arena_bytes, &s.naive_bytes, &s.weight_bytes}) *v = r.pod<int64_t>();
   s.compile_ms = r.pod<double>();
   p->kernel_log = r.str();
+  ir::ImagePreprocess& pre = p->preprocess;
+  for (int* v : {&pre.resize, &pre.crop_h, &pre.crop_w}) *v = r.pod<int32_t>();
+  for (auto* v : {&pre.mean, &pre.std}) {
+    const uint64_t nv = r.count(4);
+    for (uint64_t i = 0; i < nv && !r.bad; ++i) v->push_back(r.pod<float>());
+  }
   ir::Graph& g = p->graph;
   g.opset = r.pod<int32_t>();
   g.arena_bytes = r.pod<int64_t>();
@@ -186,7 +198,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   for (uint64_t i = 0; i < nn && !r.bad; ++i) {
     ir::Node n;
     const uint16_t op = r.pod<uint16_t>();
-    if (op > static_cast<uint16_t>(ir::Op::Reorder)) r.bad = true;
+    if (op > static_cast<uint16_t>(ir::Op::NormalizeImage)) r.bad = true;  // the last op
     n.op = static_cast<ir::Op>(op);
     n.name = r.str();
     n.inputs = ids(r.ints());

@@ -39,6 +39,23 @@ TEST(PlanFile, RoundTripRunsTheSame) {
   EXPECT_EQ(run_program(*p), run_program(*q));
 }
 
+TEST(PlanFile, KeepsImagePreprocessing) {
+  plan::CompileOptions co;
+  co.preprocess = ir::imagenet_preprocess();
+  co.preprocess.resize = 14;
+  auto p = plan::compile(small_net(), co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto q = plan::load_program_bytes(plan::serialize_program(**p));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  const ir::ImagePreprocess& pre = (*q)->preprocess;
+  EXPECT_EQ(pre.resize, 14);
+  EXPECT_EQ(pre.crop_h, 12);
+  EXPECT_EQ(pre.crop_w, 12);
+  EXPECT_EQ(pre.mean, co.preprocess.mean);
+  EXPECT_EQ(pre.std, co.preprocess.std);
+  EXPECT_EQ((*q)->graph.t((*q)->graph.inputs[0]).dtype, ir::DType::u8);
+}
+
 TEST(PlanFile, RefusesOtherVersionsAndDamage) {
   auto p = plan::compile(small_net(), plan::CompileOptions{});
   ASSERT_TRUE(p.ok());

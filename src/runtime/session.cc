@@ -125,7 +125,17 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
           g.t(n.inputs[0]).numel() != int64_t{p.n} * p.ih * p.iw * p.ic || g.t(n.outputs[0]).numel() != out_n ||
           (n.in(2) >= 0 && g.t(n.in(2)).numel() != p.oc) || (n.in(3) >= 0 && g.t(n.in(3)).numel() != out_n))
         return Err("plan is corrupt: conv %s does not match its tensors", n.name.c_str());
-      st->ca.src = static_cast<const float*>(at(n.inputs[0]));
+      if (p.src_u8) {
+        // The image's normalisation, folded in: offsets per input channel.
+        auto off = st->node.attrs.find("src_offset");
+        if (g.t(n.inputs[0]).dtype != ir::DType::u8 || off == st->node.attrs.end() ||
+            off->second.floats_v.size() != static_cast<std::size_t>(p.ic))
+          return Err("plan is corrupt: conv %s lacks its image offsets", n.name.c_str());
+        st->ca.src_u8 = static_cast<const uint8_t*>(at(n.inputs[0]));
+        st->ca.src_offset = off->second.floats_v.data();
+      } else {
+        st->ca.src = static_cast<const float*>(at(n.inputs[0]));
+      }
       st->ca.weights = static_cast<const float*>(at(n.inputs[1]));
       st->ca.bias = static_cast<const float*>(at(n.in(2)));
       st->ca.residual = static_cast<const float*>(at(n.in(3)));
@@ -200,7 +210,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     for (auto& st : s->steps_)
       if (st->kind == Step::conv) st->ca.workspace = ws;
   }
-  for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
+  // An image input is given as stored (NHWC); every other input in its logical shape.
+  for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, physical(g.t(id))});
   for (int id : g.outputs) s->outputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
   return s;
 }

@@ -42,11 +42,13 @@ class Session {
 
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  // Shapes as the caller provides them: logical (NCHW) for tensors, NHWC for a uint8 image
+  // input (a plan compiled with preprocessing).
   // Inputs by name (order free); outputs in the graph's output order. Convenient; allocates
   // (name lookups, output tensors).
   Status run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs);
-  // The steady-state path: inputs[k] points at inputs()[k].bytes() dense bytes in the logical
-  // shape (plain NCHW), outputs[k] at outputs()[k].bytes() writable bytes; the caller owns
+  // The steady-state path: inputs[k] points at inputs()[k].bytes() dense bytes in the shape
+  // inputs() gives, outputs[k] at outputs()[k].bytes() writable bytes; the caller owns
   // both. It performs no heap allocation, not even on the first call, provided
   // allocating_steps() is empty (kernel steps and the interpreter's copy-only ops never
   // allocate; see there), and only the error path builds a message. Profiling and tracing

@@ -33,9 +33,10 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
       return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
     }
     const ir::Tensor& want = g.t(g.inputs[k]);
-    if (t.dtype != want.dtype || t.shape != want.shape)
-      return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(want.dtype),
-                 ir::shape_str(want.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
+    const TensorInfo& info = inputs_[k];
+    if (t.dtype != info.dtype || t.shape != info.shape)
+      return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(info.dtype),
+                 ir::shape_str(info.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
     if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
                                                   t.data.size(), want.bytes());
     if (want.arena_offset >= 0) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());

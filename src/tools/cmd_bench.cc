@@ -10,6 +10,7 @@
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/peak.h"
+#include "tools/preprocess_flags.h"
 #include "tools/random_inputs.h"
 #include "tools/trace_json.h"
 
@@ -46,10 +47,15 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--per-layer", *per_layer, "time every step and print a per-layer table");
   cmd->add_option("--profile", *trace, "write a Chrome trace (JSON) of every step of every timed run");
   cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
+  auto pre = std::make_shared<PreprocessFlags>();
+  add_preprocess_flags(cmd, pre);
   cmd->callback([=] {
     ModelOptions mo;
     mo.batch = *batch;
     mo.cache = !*no_cache;
+    auto preprocess = resolve_preprocess(*pre);
+    if (!preprocess.ok()) return fail(preprocess.status());
+    mo.preprocess = *preprocess;
     auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     runtime::Session& s = **session;

@@ -3,6 +3,7 @@
 
 #include "frontend/onnx/import.h"
 #include "tools/commands.h"
+#include "tools/preprocess_flags.h"
 
 namespace systolic::tools {
 
@@ -20,12 +21,17 @@ void register_compile(CLI::App& app) {
   cmd->add_flag("--dump-passes", *dump, "print the graph after each pass");
   cmd->add_flag("--kernels", *show_kernels, "print the kernel chosen per node and why faster ones were rejected");
   cmd->add_flag("--reference", *reference, "compile for the reference executor (no optimization)");
+  auto pre = std::make_shared<PreprocessFlags>();
+  add_preprocess_flags(cmd, pre);
   cmd->callback([=] {
     auto g = frontend::import_onnx_file(*model);
     if (!g.ok()) return fail(g.status());
     plan::CompileOptions co;
     co.batch = *batch;
     co.optimize = !*reference;
+    auto preprocess = resolve_preprocess(*pre);
+    if (!preprocess.ok()) return fail(preprocess.status());
+    co.preprocess = *preprocess;
     std::function<void(const char*, const ir::Graph&)> dumper;
     if (*dump) {
       std::printf("=== import (%zu nodes)\n%s", g->nodes.size(), ir::print_graph(*g).c_str());
@@ -42,6 +48,16 @@ void register_compile(CLI::App& app) {
     std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
                 s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);
     std::printf("  weights: %.2f MiB (pre-packed)\n", s.weight_bytes / 1048576.0);
+    if ((*p)->preprocess.enabled()) {
+      const ir::Graph& pg = (*p)->graph;
+      bool folded = true;
+      for (const ir::Node& n : pg.nodes) folded &= n.op != ir::Op::NormalizeImage;
+      std::printf("  input: %s %s%s (%s)\n", pg.t(pg.inputs[0]).name.c_str(), ir::dtype_name(pg.t(pg.inputs[0]).dtype),
+                  ir::shape_str({pg.t(pg.inputs[0]).shape[0], pg.t(pg.inputs[0]).shape[2], pg.t(pg.inputs[0]).shape[3],
+                                 pg.t(pg.inputs[0]).shape[1]}).c_str(),
+                  describe((*p)->preprocess).c_str());
+      std::printf("  normalisation: %s\n", folded ? "folded into the first convolution" : "a separate step (see --kernels)");
+    }
     if (*show_kernels) std::printf("kernels:\n%s", (*p)->kernel_log.c_str());
     if (!out->empty()) {
       Status st = plan::save_program(**p, *out);

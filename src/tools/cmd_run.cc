@@ -5,6 +5,7 @@
 
 #include "runtime/session.h"
 #include "tools/commands.h"
+#include "tools/preprocess_flags.h"
 #include "tools/random_inputs.h"
 #include "tools/tensor_io.h"
 #include "tools/trace_json.h"
@@ -31,6 +32,8 @@ void register_run(CLI::App& app) {
   cmd->add_option("--profile", *trace, "write a Chrome trace (JSON) of every step of the run");
   cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   cmd->add_flag("--reference", *reference, "use the reference executor (plain layouts, reference kernels)");
+  auto pre = std::make_shared<PreprocessFlags>();
+  add_preprocess_flags(cmd, pre);
   cmd->callback([=] {
     std::vector<std::pair<std::string, runtime::HostTensor>> given;
     int64_t b = *batch;
@@ -47,6 +50,9 @@ void register_run(CLI::App& app) {
     mo.batch = b;
     mo.optimize = !*reference;
     mo.cache = !*no_cache;
+    auto preprocess = resolve_preprocess(*pre);
+    if (!preprocess.ok()) return fail(preprocess.status());
+    mo.preprocess = *preprocess;
     auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     uint64_t s = *seed;

@@ -43,11 +43,16 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
     if (opts.batch > 0 && opts.batch != (*p)->batch)
       return Err("%s was compiled for batch %lld; recompile it for batch %lld", path.c_str(),
                  static_cast<long long>((*p)->batch), static_cast<long long>(opts.batch));
+    if (opts.preprocess.enabled())
+      return Err("%s is a compiled plan: its preprocessing was fixed at compile time (%s); drop the "
+                 "preprocessing flags or pass the .onnx", path.c_str(),
+                 (*p)->preprocess.enabled() ? "with image input" : "without");
     return std::shared_ptr<const plan::Program>(*p);
   }
   plan::CompileOptions co;
   co.batch = opts.batch > 0 ? opts.batch : 1;
   co.optimize = opts.optimize;
+  co.preprocess = opts.preprocess;
   auto r = compile_onnx_cached(path, co, opts.cache ? default_cache_dir() : "");
   if (!r.ok()) return r.status();
   if (!r->note.empty()) std::fprintf(stderr, "systolic: note: %s\n", r->note.c_str());

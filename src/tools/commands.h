@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "ir/preprocess.h"
 #include "plan/program.h"
 #include "runtime/session.h"
 
@@ -31,6 +32,7 @@ struct ModelOptions {
   int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
   bool optimize = true;
   bool cache = true;       // use the compile cache (tools/compile_cache.h) for an .onnx
+  ir::ImagePreprocess preprocess;  // for an .onnx; a .plan must have been compiled with the same
 };
 // Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
 // "systolic: compiled in X ms; cached as ...").

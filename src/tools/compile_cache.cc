@@ -167,6 +167,12 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
                  c.amx_bf16, c.amx_int8})
     k += f ? '1' : '0';
   k += "|batch=" + std::to_string(opts.batch) + "|optimize=" + std::to_string(opts.optimize);
+  const ir::ImagePreprocess& pre = opts.preprocess;
+  if (pre.enabled()) {
+    k += "|preprocess=" + std::to_string(pre.resize) + "," + std::to_string(pre.crop_h) + "," + std::to_string(pre.crop_w);
+    for (const auto* v : {&pre.mean, &pre.std})
+      for (float f : *v) k += "," + std::to_string(f);
+  }
   k += "|model=" + content_hash(model_bytes.data(), model_bytes.size()) + "|external=" + external_files(model_path, model_bytes);
   k += "|build=" + stat_str("/proc/self/exe");  // a rebuilt compiler may plan differently
   return content_hash(k.data(), k.size());
@@ -188,7 +194,8 @@ Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const
     if (!cached.view().empty()) {
       auto p = plan::load_program_bytes(cached.view());
       Status why = p.status();
-      if (p.ok() && ((*p)->batch != opts.batch || (*p)->optimized != opts.optimize))
+      if (p.ok() && ((*p)->batch != opts.batch || (*p)->optimized != opts.optimize ||
+                     (*p)->preprocess.enabled() != opts.preprocess.enabled()))
         why = Err("compiled for other options");
       if (why.ok()) why = plan::check_runnable(**p, opts.cpu_set ? opts.cpu : host_cpu());
       if (why.ok()) {

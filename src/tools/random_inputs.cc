@@ -25,6 +25,7 @@ runtime::HostTensor random_tensor(const runtime::TensorInfo& info, uint64_t seed
       case ir::DType::f64: t.as<double>()[i] = v; break;
       case ir::DType::i64: t.as<int64_t>()[i] = static_cast<int64_t>(splitmix64(s) % 10); break;
       case ir::DType::i32: t.as<int32_t>()[i] = static_cast<int32_t>(splitmix64(s) % 10); break;
+      case ir::DType::u8: t.as<uint8_t>()[i] = static_cast<uint8_t>(splitmix64(s) >> 56); break;  // image pixels
       default: t.data[i * ir::dtype_size(info.dtype)] = static_cast<uint8_t>(splitmix64(s) & 1); break;
     }
   }

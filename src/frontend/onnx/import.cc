@@ -153,7 +153,7 @@ struct Importer {
       // Before opset 7 binary ops broadcast by a legacy (broadcast, axis) rule.
       bool legacy = false;
       for (const auto& a : np.attribute()) legacy |= a.name() == "broadcast" && a.i() != 0;
-      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || legacy) {
+      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || np.op_type() == "NormalizeImage" || legacy) {
         std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " +
                            std::to_string(opset) + (legacy ? ", legacy broadcast" : "") + ")";
         if (seen_unsupported.insert(what).second) unsupported.push_back(what);

@@ -4,6 +4,7 @@
 //                                        * w[k, c, ky, kx]
 //                         + bias[k] + residual[n,oy,ox,k] )
 //   with g = k / ocg, icg = ic/groups, ocg = oc/groups; out-of-range src reads are 0.
+//   With src_u8, src[n,y,x,c] = float(src_u8[n,y,x,c]) - src_offset[c] (dense NHWC bytes).
 //
 // Optimized kernels work on NHWC activations (pixel stride given, so a kernel can read a channel
 // slice of a bigger tensor or write into one, as Concat needs) and on weights packed at compile
@@ -12,6 +13,7 @@
 #include <pthreadpool.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "base/cpu.h"
@@ -29,10 +31,16 @@ struct ConvParams {
   int groups = 1;
   // NHWC only: elements between consecutive pixels (0 means dense: ic / oc / oc).
   int src_stride = 0, dst_stride = 0, res_stride = 0;
+  // 1: the source is a dense uint8 NHWC image batch (ConvArgs::src_u8), read as
+  // float(u) - src_offset[c]; out-of-range reads are still 0. This is how a plan folds input
+  // normalisation into the first conv: the scale goes into the weights, the shift here.
+  int src_u8 = 0;
 };
 
 struct ConvArgs {
   const float* src = nullptr;
+  const uint8_t* src_u8 = nullptr;     // instead of src when ConvParams::src_u8
+  const float* src_offset = nullptr;   // [ic], with src_u8
   const float* weights = nullptr;   // packed by conv_pack for the chosen kernel
   const float* bias = nullptr;      // [oc] or null
   const float* residual = nullptr;  // NHWC like dst, or null; added before act

@@ -14,6 +14,7 @@ namespace {
 bool depthwise(const ConvParams& p, std::string* why) {
   if (!conv_well_formed(p, why)) return false;
   if (p.groups != p.ic || p.oc != p.ic) return conv_reject(why, "not depthwise (groups == ic == oc)");
+  if (p.src_u8) return conv_reject(why, "reads float sources only");
   return true;
 }
 

@@ -9,14 +9,22 @@ void conv_igemm_8x32_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_
 
 namespace {
 
+// A uint8 image source is read only through the packed-tile path, which converts each
+// tile's gathered rows once (see igemm::packs_tiles).
+bool u8_ok(const ConvParams& p, std::string* why) {
+  if (p.src_u8 && !igemm::packs_tiles(p))
+    return conv_reject(why, "a uint8 source needs one group, no x dilation and kw*ic <= 64, kh*kw*ic <= 512");
+  return true;
+}
+
 bool accepts_avx2(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma()) return conv_reject(why, "needs avx2+fma");
-  return conv_well_formed(p, why);
+  return conv_well_formed(p, why) && u8_ok(p, why);
 }
 
 bool accepts_avx512(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx512()) return conv_reject(why, "needs avx512f/bw/vl/dq");
-  return conv_well_formed(p, why);
+  return conv_well_formed(p, why) && u8_ok(p, why);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/conv/conv.h"
 #include "kernels/gemm/igemm_microkernel.h"
@@ -41,6 +42,17 @@ inline std::size_t workspace_bytes(const ConvParams& p) {
   return (std::size_t(p.ic / p.groups) * p.kw + 16) * sizeof(float);
 }
 
+// Whether run() gathers each tile's merged kernel rows into a packed buffer (short K, one
+// group, dense source, no x dilation): the only path that also reads uint8 sources.
+inline bool packs_tiles(const ConvParams& p) {
+  const int icg = p.ic / p.groups;
+  const bool direct = p.kh * p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 && p.pad_l == 0 &&
+                      p.ih == p.oh && p.iw == p.ow;
+  const bool dense = !p.src_stride || p.src_stride == p.ic;
+  return !direct && p.groups == 1 && dense && p.dw == 1 && p.kw > 1 && p.kw * icg <= kMaxMerge &&
+         p.kh * p.kw * icg <= 512;
+}
+
 // The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
 namespace {
 
@@ -56,36 +68,48 @@ struct Ctx {
   bool pack;  // merged rows with a short K: gather each tile's rows once, reuse over all panels
 };
 
-// Packed tiles hold up to this many floats of K per row.
+// Packed tiles hold up to this many floats of K per row (packs_tiles() uses the same bound).
 constexpr int kMaxPackK = 512;
 
-// Gathers `rows` pixels' merged kernel rows (zero-padded) into buf[i * K + ky * tap_len + ...].
-inline void gather_rows(const Ctx& x, long m, int rows, float* buf) {
+// Gathers `rows` pixels' merged kernel rows (zero-padded) into buf[i * K + ky * tap_len + ...],
+// from float NHWC or, converting, from a uint8 image (float(u) - offset[c]).
+template <class S>
+void gather_rows_from(const Ctx& x, const S* src, long m, int rows, float* buf) {
   const ConvParams& p = x.p;
   const int K = x.ntaps * x.tap_len;
   const long hw = long(p.oh) * p.ow;
+  const float* off = x.a.src_offset;
+  auto load = [&](const S* s, int c) {
+    if constexpr (std::is_same_v<S, float>) return *s;
+    else return float(*s) - off[c];
+  };
   for (int i = 0; i < rows; ++i) {
     const long pix = m + i, img = pix / hw, rem = pix - img * hw;
     const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
     const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
-    const float* base = x.a.src + img * p.ih * p.iw * x.ss;
+    const S* base = src + img * p.ih * p.iw * x.ss;
     for (int ky = 0; ky < p.kh; ++ky) {
       float* d = buf + i * K + ky * x.tap_len;
       const int iy = iy0 + ky * p.dh;
       if (unsigned(iy) >= unsigned(p.ih)) {
         std::memset(d, 0, x.tap_len * sizeof(float));
-      } else if (ix0 >= 0 && ix0 + p.kw <= p.iw) {
+      } else if (std::is_same_v<S, float> && ix0 >= 0 && ix0 + p.kw <= p.iw) {
         std::memcpy(d, base + (long(iy) * p.iw + ix0) * x.ss, x.tap_len * sizeof(float));
       } else {
-        const float* row = base + long(iy) * p.iw * x.ss;
+        const S* row = base + long(iy) * p.iw * x.ss;
         for (int kx = 0; kx < p.kw; ++kx) {
           const int ix = ix0 + kx;
           for (int c = 0; c < x.icg; ++c)
-            d[kx * x.icg + c] = unsigned(ix) < unsigned(p.iw) ? row[long(ix) * x.ss + c] : 0.f;
+            d[kx * x.icg + c] = unsigned(ix) < unsigned(p.iw) ? load(row + long(ix) * x.ss + c, c) : 0.f;
         }
       }
     }
   }
+}
+
+inline void gather_rows(const Ctx& x, long m, int rows, float* buf) {
+  if (x.p.src_u8) gather_rows_from(x, x.a.src_u8, m, rows, buf);
+  else gather_rows_from(x, x.a.src, m, rows, buf);
 }
 
 // A block of K: taps [t0, t0+nt), channels [c0, c0+kc) of each; contiguous in the packed panel.
@@ -179,7 +203,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
             p.kw * x.icg <= kMaxMerge;
   x.ntaps = x.merge ? p.kh : x.taps;
   x.tap_len = x.merge ? p.kw * x.icg : x.icg;
-  x.pack = x.merge && x.ntaps * x.tap_len <= kMaxPackK;
+  x.pack = packs_tiles(p);  // = merge with a short K
   std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
   const long M = long(p.n) * p.oh * p.ow;
   const long K = long(x.taps) * x.icg;

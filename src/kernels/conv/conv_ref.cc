@@ -64,9 +64,14 @@ void ref_run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
             const int iy = oy * p.sh - p.pad_t + ky * p.dh;
             const int ix = ox * p.sw - p.pad_l + kx * p.dw;
             if (iy < 0 || iy >= p.ih || ix < 0 || ix >= p.iw) continue;
-            const float* s = a.src + ((long(n) * p.ih + iy) * p.iw + ix) * ss + g * icg;
+            const long at = ((long(n) * p.ih + iy) * p.iw + ix) * ss + g * icg;
             const float* w = a.weights + long(k) * icg * p.kh * p.kw + ky * p.kw + kx;
-            for (int c = 0; c < icg; ++c) acc += s[c] * w[long(c) * p.kh * p.kw];
+            if (p.src_u8) {
+              for (int c = 0; c < icg; ++c)
+                acc += (float(a.src_u8[at + c]) - a.src_offset[g * icg + c]) * w[long(c) * p.kh * p.kw];
+            } else {
+              for (int c = 0; c < icg; ++c) acc += a.src[at + c] * w[long(c) * p.kh * p.kw];
+            }
           }
         if (a.residual) acc += a.residual[pix * rs + k];
         a.dst[pix * ds + k] = apply_act(a.epilogue, acc);

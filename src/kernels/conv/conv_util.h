@@ -19,6 +19,7 @@ inline bool conv_well_formed(const ConvParams& p, std::string* why) {
   if (p.src_stride && p.src_stride < p.ic) return conv_reject(why, "src_stride < ic");
   if (p.dst_stride && p.dst_stride < p.oc) return conv_reject(why, "dst_stride < oc");
   if (p.res_stride && p.res_stride < p.oc) return conv_reject(why, "res_stride < oc");
+  if (p.src_u8 && p.src_stride && p.src_stride != p.ic) return conv_reject(why, "uint8 source must be dense");
   return true;
 }
 

@@ -249,6 +249,79 @@ TEST(Conv, TwoThreads) {
   check({.ic = 40, .ih = 9, .iw = 9, .oc = 40, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 40}, o);
 }
 
+// A uint8 NHWC image source read as float(u) - offset[c] (input normalisation folded into the
+// first conv), against the NCHW reference on the converted image: every kernel that accepts.
+int check_u8(const Shape& shape, int threads, unsigned seed) {
+  ConvParams p = make(shape);
+  p.src_u8 = 1;
+  const long K = long(p.ic / p.groups) * p.kh * p.kw;
+  const int ihw = p.ih * p.iw, ohw = p.oh * p.ow;
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> img(std::size_t(p.n) * ihw * p.ic);
+  for (uint8_t& v : img) v = uint8_t(rng() & 255);
+  const auto offset = random(p.ic, seed + 1);
+  std::vector<float> nchw(img.size());
+  for (int n = 0; n < p.n; ++n)
+    for (int c = 0; c < p.ic; ++c)
+      for (int q = 0; q < ihw; ++q)
+        nchw[(long(n) * p.ic + c) * ihw + q] = float(img[(long(n) * ihw + q) * p.ic + c]) - 100.f * offset[c];
+  std::vector<float> off(p.ic);
+  for (int c = 0; c < p.ic; ++c) off[c] = 100.f * offset[c];
+  const auto w = random(std::size_t(p.oc) * K, seed + 2);
+  const auto bias = random(p.oc, seed + 3);
+  std::vector<float> want(std::size_t(p.n) * p.oc * ohw);
+  const Epilogue ep{Act::relu};
+  conv_ref_nchw(p, nchw.data(), w.data(), bias.data(), nullptr, ep, want.data());
+  ThreadPool pool = make_thread_pool(threads);
+  std::size_t count;
+  const ConvKernel* all = conv_kernels(&count);
+  int ran = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!all[k].accepts(p, host_cpu(), nullptr)) continue;
+    std::vector<float> packed(all[k].packed_floats(p) + 1);
+    all[k].pack(p, w.data(), packed.data());
+    const std::size_t ws = all[k].workspace_bytes(p);
+    std::unique_ptr<float, decltype(&std::free)> work(
+        static_cast<float*>(ws ? std::aligned_alloc(64, (ws + 63) / 64 * 64) : nullptr), std::free);
+    std::vector<float> dst(std::size_t(p.n) * ohw * p.oc, -7.f), got(want.size());
+    ConvArgs a;
+    a.src_u8 = img.data();
+    a.src_offset = off.data();
+    a.weights = packed.data();
+    a.bias = bias.data();
+    a.dst = dst.data();
+    a.epilogue = ep;
+    a.workspace = work.get();
+    all[k].run(p, a, pool.get());
+    to_nchw(dst.data(), p.n, p.oc, ohw, p.oc, 0, got.data());
+    // Inputs are ~100x the float tests' scale.
+    std::vector<float> scaled_got(got.size()), scaled_want(want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) scaled_got[i] = got[i] / 100.f, scaled_want[i] = want[i] / 100.f;
+    EXPECT_LE(worst(scaled_got, scaled_want, K), 1.0) << all[k].name << " u8 " << p.kh << "x" << p.kw << " s" << p.sh;
+    ++ran;
+  }
+  return ran;
+}
+
+TEST(Conv, Uint8Source) {
+  const int vector_kernels = host_cpu().has_avx2_fma() ? 1 : 0;
+  // ResNet's and MobileNet's stems, odd sizes, batches, and two threads.
+  EXPECT_GE(check_u8({.n = 2, .ic = 3, .ih = 29, .iw = 31, .oc = 64, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3}, 2, 5),
+            1 + vector_kernels);
+  EXPECT_GE(check_u8({.ic = 3, .ih = 17, .iw = 16, .oc = 32, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 1, 6),
+            1 + vector_kernels);
+  EXPECT_GE(check_u8({.n = 3, .ic = 1, .ih = 9, .iw = 7, .oc = 5, .kh = 3, .kw = 3, .pt = 0, .pl = 2, .pb = 1, .pr = 0}, 2, 7),
+            1 + vector_kernels);
+  // Paths that cannot convert on the fly leave it to the reference (which always accepts).
+  ConvParams grouped = make({.ic = 4, .ih = 5, .iw = 5, .oc = 4, .kh = 3, .kw = 3, .groups = 2});
+  grouped.src_u8 = 1;
+  std::string log;
+  const ConvKernel* k = conv_select(grouped, host_cpu(), &log);
+  ASSERT_NE(k, nullptr);
+  EXPECT_STREQ(k->name, "conv_f32_ref") << log;
+  EXPECT_EQ(check_u8({.ic = 4, .ih = 5, .iw = 5, .oc = 4, .kh = 3, .kw = 3, .groups = 2}, 1, 8), 1);
+}
+
 TEST(Conv, SelectLogsRejections) {
   std::string log;
   CpuFeatures none;  // no vector ISA: only the reference remains
