@@ -8,6 +8,7 @@
 #include <new>
 
 #include "frontend/onnx/import.h"
+#include "runtime/pipeline.h"
 #include "tests/graph_builder.h"
 #include "tools/random_inputs.h"
 #include "tools/trace_json.h"
@@ -143,6 +144,33 @@ TEST(SessionAllocations, ZooModelRunsWithoutAllocatingEvenWhenTraced) {
   EXPECT_EQ(allocations_in_steady_state(*s, io), 0);
   EXPECT_EQ(s->trace().size(), 11 * (steps + 1));
   EXPECT_NE(tools::chrome_trace_json(*s).find("\"ph\":\"X\""), std::string::npos);
+}
+
+// The pipeline's pools are sized once: a run of 48 items allocates exactly what a run of 8
+// does (threads, pools), so nothing is allocated per item or per batch.
+TEST(SessionAllocations, PipelineAllocatesNothingPerItem) {
+  auto s = session_for(small_conv_net(), 1);
+  const std::size_t row = s->inputs()[0].bytes() / 2;
+  auto load = [&](int, std::size_t item, uint8_t* dst) {
+    std::memset(dst, 0, row);
+    reinterpret_cast<float*>(dst)[item % (row / 4)] = 1.f;
+    return Status::Ok();
+  };
+  std::atomic<long> seen{0};
+  auto result = [&](std::size_t, const Status&, const std::vector<const void*>&, double) { ++seen; };
+  std::vector<runtime::Session*> sessions = {s.get()};
+  auto allocations = [&](std::size_t count) {
+    g_news = 0;
+    g_counting = true;
+    auto rep = runtime::run_pipeline(sessions, count, load, result);
+    g_counting = false;
+    EXPECT_TRUE(rep.ok()) << rep.status().message();
+    return g_news.load();
+  };
+  allocations(4);  // warm-up
+  const long few = allocations(8), many = allocations(48);
+  EXPECT_EQ(few, many);
+  EXPECT_EQ(seen.load(), 4 + 8 + 48);
 }
 
 TEST(SessionAllocations, RunIntoChecksItsBuffers) {
