@@ -37,7 +37,7 @@ void read_bytes(png_structp png, png_bytep dst, png_size_t n) {
 
 // Phase 1: header, and the transforms that make every layout 8-bit RGB as PIL's convert("RGB")
 // does: palette expanded, low bit depths scaled to 0..255, 16 bits cut to the high byte,
-// gray replicated, alpha (and tRNS) dropped without compositing.
+// gray replicated, alpha (and tRNS transparency) dropped without compositing.
 bool read_header(Job* job, uint32_t* width, uint32_t* height) {
   if (setjmp(job->jump)) return false;
   png_set_read_fn(job->png, job, read_bytes);
@@ -47,7 +47,8 @@ bool read_header(Job* job, uint32_t* width, uint32_t* height) {
   if (depth == 16) png_set_strip_16(job->png);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(job->png);
   if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(job->png);
-  if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(job->png);
+  // Expanding a palette also turns tRNS into an alpha channel, which goes too.
+  if ((color & PNG_COLOR_MASK_ALPHA) || png_get_valid(job->png, job->info, PNG_INFO_tRNS)) png_set_strip_alpha(job->png);
   if (!(color & PNG_COLOR_MASK_COLOR)) png_set_gray_to_rgb(job->png);
   job->passes = png_set_interlace_handling(job->png);
   png_read_update_info(job->png, job->info);
