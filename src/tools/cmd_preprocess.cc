@@ -34,14 +34,14 @@ void register_preprocess(CLI::App& app) {
   cmd->add_flag("--decode-only", *decode_only, "write the decoded image without resizing or cropping");
   cmd->add_option("--repeat", *repeat, "time decode and resize+crop over N runs; print medians on stderr");
   cmd->callback([=] {
-    image::Image img;
-    if (Status st = image::decode_file(*path, &img); !st.ok()) return fail(st);
     image::ResizeCrop spec;
     spec.resize_short = *resize;
     spec.crop_h = (*crop)[0];
     spec.crop_w = crop->size() > 1 ? (*crop)[1] : (*crop)[0];
     if (spec.resize_short <= 0 || spec.crop_h <= 0 || spec.crop_w <= 0)
       return fail(Err("--resize and --crop must be positive"));
+    image::Image img;
+    if (Status st = image::decode_file(*path, &img); !st.ok()) return fail(st);
     runtime::HostTensor t;
     image::Scratch scratch;
     if (*decode_only) {
