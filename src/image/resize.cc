@@ -101,16 +101,26 @@ void horizontal_row(const uint8_t* in, uint8_t* out, int count, int ksize, const
 }
 
 // Vertical pass for one output row: a weighted sum of n rows of `len` bytes, `stride` apart.
-// The sum runs over whole rows (tap outer, pixel inner) so the compiler vectorises it.
-void vertical_row(const uint8_t* rows, std::size_t stride, int n, const int32_t* k, int len, int32_t* acc,
-                  uint8_t* out) {
-  std::fill(acc, acc + len, kHalf);
-  for (int y = 0; y < n; ++y) {
-    const uint8_t* row = rows + y * stride;
-    const int32_t w = k[y];
-    for (int x = 0; x < len; ++x) acc[x] += row[x] * w;
+// Blocks of 16 pixels keep their sums in registers over all taps; the fixed block width lets
+// the compiler vectorise at -O2.
+void vertical_row(const uint8_t* rows, std::size_t stride, int n, const int32_t* k, int len, uint8_t* out) {
+  constexpr int kBlock = 16;
+  int x0 = 0;
+  for (; x0 + kBlock <= len; x0 += kBlock) {
+    int32_t acc[kBlock];
+    for (int i = 0; i < kBlock; ++i) acc[i] = kHalf;
+    for (int y = 0; y < n; ++y) {
+      const uint8_t* row = rows + y * stride + x0;
+      const int32_t w = k[y];
+      for (int i = 0; i < kBlock; ++i) acc[i] += row[i] * w;
+    }
+    for (int i = 0; i < kBlock; ++i) out[x0 + i] = clip8(acc[i]);
   }
-  for (int x = 0; x < len; ++x) out[x] = clip8(acc[x]);
+  for (int x = x0; x < len; ++x) {
+    int32_t acc = kHalf;
+    for (int y = 0; y < n; ++y) acc += rows[y * stride + x] * k[y];
+    out[x] = clip8(acc);
+  }
 }
 
 // torchvision's sizes as int64 (an extreme aspect ratio can overflow int).
@@ -146,11 +156,11 @@ Status resize_center_crop(const Image& src, const ResizeCrop& spec, uint8_t* out
   const int kh = taps(src.width, out_w), kv = taps(src.height, out_h);
   const std::size_t h_bounds = kHeader, h_coeffs = h_bounds + 2 * std::size_t(cw);
   const std::size_t v_bounds = h_coeffs + std::size_t(cw) * kh, v_coeffs = v_bounds + 2 * std::size_t(ch);
-  const std::size_t acc_at = v_coeffs + std::size_t(ch) * kv;
+  const std::size_t total = v_coeffs + std::size_t(ch) * kv;
   std::vector<int32_t>& I = scratch->i;
   const std::array<int, 5> key{src.width, src.height, spec.resize_short, ch, cw};
-  if (scratch->key != key || I.size() < acc_at + 3 * std::size_t(cw)) {
-    I.resize(acc_at + 3 * std::size_t(cw));
+  if (scratch->key != key || I.size() < total) {
+    I.resize(total);
     axis_filter(src.width, out_w, crop_offset(out_w, cw), cw, kh, &I[h_bounds], &I[h_coeffs]);
     axis_filter(src.height, out_h, crop_offset(out_h, ch), ch, kv, &I[v_bounds], &I[v_coeffs]);
     // The input rows the vertical pass reads; the horizontal pass computes only those.
@@ -174,8 +184,8 @@ Status resize_center_crop(const Image& src, const ResizeCrop& spec, uint8_t* out
     horizontal_row(&src.rgb[(first + y) * in_stride], tmp + y * len, cw, kh, &I[h_bounds], &I[h_coeffs]);
   for (int o = 0; o < ch; ++o) {
     const int32_t* b = &I[v_bounds + 2 * o];
-    vertical_row(b[1] ? tmp + (b[0] - first) * len : tmp, len, b[1], &I[v_coeffs + std::size_t(o) * kv], static_cast<int>(len),
-                 &I[acc_at], out + o * len);
+    vertical_row(b[1] ? tmp + (b[0] - first) * len : tmp, len, b[1], &I[v_coeffs + std::size_t(o) * kv],
+                 static_cast<int>(len), out + o * len);
   }
   return Status::Ok();
 }
