@@ -27,15 +27,18 @@ struct ErrorManager {
   std::longjmp(e->jump, 1);
 }
 
-// Warnings that say nothing about the pixels (metadata we do not use).
-bool harmless_warning(int code) {
-  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC;
+// Warnings that say nothing about the pixels: metadata we do not use, and stray bytes between
+// the last scan and EOI (some cameras write them; every pixel has been decoded by then).
+bool harmless_warning(const jpeg_error_mgr& err) {
+  const int code = err.msg_code;
+  return code == JWRN_JFIF_MAJOR || code == JWRN_ADOBE_XFORM || code == JWRN_BOGUS_ICC ||
+         (code == JWRN_EXTRANEOUS_DATA && err.msg_parm.i[1] == 0xD9);
 }
 
 // level < 0: a warning. libjpeg substitutes data and goes on (gray blocks after a truncation);
 // a half-decoded image must never be classified, so a warning is an error here.
 void on_message(j_common_ptr cinfo, int level) {
-  if (level >= 0 || harmless_warning(cinfo->err->msg_code)) return;
+  if (level >= 0 || harmless_warning(*cinfo->err)) return;
   on_error(cinfo);
 }
 

@@ -27,9 +27,10 @@ constexpr int64_t kMaxPixels = int64_t{1} << 26;
 // clips the value to 255 instead, which is not followed); interlaced PNGs are handled; CMYK
 // and YCCK JPEGs are converted with PIL's formula under Adobe's inverted polarity.
 // A corrupt or truncated file is an error: libjpeg's corrupt-data warnings ("premature end
-// of JPEG file", "bad Huffman code", ...) count as errors, as do PNG CRC and zlib errors in
-// the image data and a missing IEND. Neither library prints anything and no longjmp crosses
-// a C++ frame. `out` is reused: its capacity is kept, so steady-state decoding of images no
+// of JPEG file", "bad Huffman code", ...) count as errors (except stray bytes between the
+// last scan and EOI, after every pixel is decoded, and unusable metadata), as do PNG CRC and
+// zlib errors in the image data and a missing IEND. Neither library prints anything and no
+// longjmp crosses a C++ frame. EXIF orientation is not applied (PIL's open() does not either). `out` is reused: its capacity is kept, so steady-state decoding of images no
 // larger than earlier ones does not allocate.
 Status decode(const uint8_t* data, std::size_t size, Image* out);
 // Reads the file (into a per-thread buffer that is reused) and decodes it; every error

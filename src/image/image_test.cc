@@ -336,6 +336,25 @@ TEST(ImageDecodeErrors, TruncatedJpeg) {
   expect_error(std::vector<uint8_t>(full.begin(), full.begin() + full.size() / 2), "Premature end", "half a JPEG");
 }
 
+// Stray bytes before EOI (written by some cameras) follow complete pixel data and are accepted;
+// stray bytes before a marker that starts image data mean a damaged file.
+TEST(ImageDecodeErrors, StrayBytesBeforeEoiOnly) {
+  const std::vector<uint8_t> good = jpeg_of(make_image(120, 80, Pattern::smooth_noise), 90);
+  ASSERT_EQ(good[good.size() - 2], 0xFF);
+  std::vector<uint8_t> bytes = good;
+  bytes.insert(bytes.end() - 2, {0x12, 0x34, 0x56});
+  std::string printed;
+  const Status st = decode_quietly(bytes, &printed);
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(printed, "");
+  EXPECT_EQ(decoded(bytes).rgb, decoded(good).rgb);
+
+  bytes = good;
+  const std::size_t sos = find_marker(bytes, 0xDA);
+  bytes.insert(bytes.begin() + sos, {0x12, 0x34, 0x56});
+  expect_error(bytes, "extraneous bytes before marker 0xda", "JPEG with stray bytes before SOS");
+}
+
 TEST(ImageDecodeErrors, TruncatedPng) {
   const std::vector<uint8_t> full = png_of(make_image(201, 77, Pattern::noise));
   for (std::size_t at : {std::size_t{4}, std::size_t{8}, std::size_t{20}, std::size_t{33}, std::size_t{50},
