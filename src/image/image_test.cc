@@ -378,6 +378,44 @@ TEST(ImageDecodeErrors, PngWithBrokenCrcOrData) {
   expect_error(bytes, "corrupt PNG: IDAT", "PNG with a flipped IDAT byte");
 }
 
+// Randomly damaged files (flipped bits, overwritten, inserted and cut bytes): decoding returns,
+// prints nothing, and every failure has a one-line message.
+TEST(ImageDecodeErrors, DamagedFilesNeverCrash) {
+  const Image src = make_image(97, 61, Pattern::smooth_noise);
+  std::vector<uint8_t> progressive;
+  JpegLayout layout;
+  layout.progressive = true;
+  ASSERT_TRUE(encode_jpeg_samples(src.rgb.data(), 97, 61, layout, &progressive).ok());
+  const std::vector<uint8_t> bases[] = {jpeg_of(src), png_of(src), progressive};
+  std::mt19937 rng(11);
+  int failures = 0;
+  std::string printed = stderr_of([&] {
+    Image img;
+    for (int it = 0; it < 1500; ++it) {
+      std::vector<uint8_t> b = bases[it % 3];
+      for (int m = 1 + rng() % 6; m > 0 && !b.empty(); --m) {
+        const std::size_t pos = rng() % b.size();
+        switch (rng() % 4) {
+          case 0: b[pos] = static_cast<uint8_t>(rng()); break;
+          case 1: b[pos] ^= static_cast<uint8_t>(1u << (rng() % 8)); break;
+          case 2: b.resize(pos + 1); break;
+          default: b.insert(b.begin() + pos, rng() % 16, static_cast<uint8_t>(rng()));
+        }
+      }
+      const Status st = decode(b.data(), b.size(), &img);
+      if (st.ok()) {
+        ASSERT_EQ(img.rgb.size(), std::size_t(img.width) * img.height * 3);
+      } else {
+        ++failures;
+        ASSERT_FALSE(st.message().empty());
+        ASSERT_EQ(st.message().find('\n'), std::string::npos) << st.message();
+      }
+    }
+  });
+  EXPECT_EQ(printed, "");
+  EXPECT_GT(failures, 1000);  // most damage is detected
+}
+
 TEST(ImageDecodeErrors, HugeDimensionsAreRejectedBeforeAllocating) {
   std::vector<uint8_t> bytes = jpeg_of(make_image(16, 16, Pattern::gradient));
   const std::size_t sof = find_marker(bytes, 0xC0);
