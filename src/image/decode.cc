@@ -12,13 +12,21 @@ bool starts_with(const uint8_t* d, std::size_t n, const char* magic, std::size_t
   return n >= at + m && std::memcmp(d + at, magic, m) == 0;
 }
 
-// Printable ASCII, whitespace and UTF-8 lead/continuation bytes: what a text file holds.
+// Printable ASCII, whitespace and well-formed UTF-8 sequences: what a text file holds. Random
+// bytes are almost never well-formed UTF-8.
 bool looks_like_text(const uint8_t* d, std::size_t n) {
   const std::size_t k = n < 512 ? n : 512;
   for (std::size_t i = 0; i < k; ++i) {
     const uint8_t c = d[i];
-    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t') return false;
-    if (c == 0x7f) return false;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f) return false;
+      continue;
+    }
+    const int more = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+    if (more < 0 || c == 0xC0 || c == 0xC1) return false;
+    for (int j = 1; j <= more; ++j)
+      if (i + j < k && (d[i + j] & 0xC0) != 0x80) return false;  // a sequence cut by the window is fine
+    i += more;
   }
   return true;
 }
@@ -42,10 +50,7 @@ std::string what_it_looks_like(const uint8_t* d, std::size_t n) {
   if (starts_with(d, n, "\x1f\x8b", 2)) return "gzip-compressed data";
   if (starts_with(d, n, "PK\x03\x04", 4)) return "a ZIP archive";
   if (looks_like_text(d, n)) return text_excerpt(d, n);
-  char hex[64];
-  std::snprintf(hex, sizeof hex, "unknown binary data (starts with %02x %02x %02x %02x)", d[0], n > 1 ? d[1] : 0,
-                n > 2 ? d[2] : 0, n > 3 ? d[3] : 0);
-  return hex;
+  return "";
 }
 
 }  // namespace
@@ -64,7 +69,10 @@ Status prepare_output(int64_t width, int64_t height, const char* format, Image* 
 Status decode(const uint8_t* data, std::size_t size, Image* out) {
   if (size >= 2 && data[0] == 0xFF && data[1] == 0xD8) return decode_jpeg(data, size, out);
   if (starts_with(data, size, "\x89PNG", 4)) return decode_png(data, size, out);
-  return Err("not a JPEG or PNG image: it looks like %s", what_it_looks_like(data, size).c_str());
+  const std::string looks = what_it_looks_like(data, size);
+  if (!looks.empty()) return Err("not a JPEG or PNG image: it looks like %s", looks.c_str());
+  return Err("not a JPEG or PNG image: unrecognised data starting %02x %02x %02x %02x", data[0], size > 1 ? data[1] : 0,
+             size > 2 ? data[2] : 0, size > 3 ? data[3] : 0);
 }
 
 Status decode_file(const std::string& path, Image* out) {

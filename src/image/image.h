@@ -55,8 +55,8 @@ struct ResizeCrop {
   int crop_h = 224, crop_w = 224;
 };
 struct Scratch {
-  std::vector<float> f;
-  std::vector<uint8_t> u8;
+  std::vector<float> f;    // not used by resize_center_crop: free for a caller's float conversion
+  std::vector<uint8_t> u8;  // rows after the horizontal pass
   std::vector<int32_t> i;  // coefficients and bounds of both passes
   std::array<int, 5> key{};  // (src w, src h, resize_short, crop_h, crop_w) `i` was built for
 };

@@ -309,12 +309,14 @@ TEST(ImageDecodeErrors, ForeignDataIsNamed) {
   std::mt19937 rng(7);
   std::vector<uint8_t> garbage(1000);
   for (auto& b : garbage) b = static_cast<uint8_t>(rng() | 0x80);
-  expect_error(garbage, "not a JPEG or PNG image", "garbage");
+  expect_error(garbage, "not a JPEG or PNG image: unrecognised data starting ", "garbage");
   expect_error({}, "empty file", "empty");
   const std::string gif = "GIF89a\x01\x00\x01\x00";
   expect_error(std::vector<uint8_t>(gif.begin(), gif.end()), "GIF", "gif");
   const std::string text = "hello, this is not an image\n";
   expect_error(std::vector<uint8_t>(text.begin(), text.end()), "text (\"hello, this is", "text");
+  const std::string utf8 = "caf\xc3\xa9 cr\xc3\xa8me \xe2\x82\xac\n";
+  expect_error(std::vector<uint8_t>(utf8.begin(), utf8.end()), "it looks like text", "UTF-8 text");
 }
 
 std::size_t find_marker(const std::vector<uint8_t>& b, uint8_t marker) {
