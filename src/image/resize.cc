@@ -157,6 +157,12 @@ Status resize_center_crop(const Image& src, const ResizeCrop& spec, uint8_t* out
   const std::size_t h_bounds = kHeader, h_coeffs = h_bounds + 2 * std::size_t(cw);
   const std::size_t v_bounds = h_coeffs + std::size_t(cw) * kh, v_coeffs = v_bounds + 2 * std::size_t(ch);
   const std::size_t total = v_coeffs + std::size_t(ch) * kv;
+  // Pathological requests (a tiny resize with a huge crop of a huge image) are refused rather
+  // than allowed to exhaust memory; ImageNet-like sizes need a few KB.
+  constexpr std::size_t kMaxScratch = std::size_t{1} << 28;
+  if (total * sizeof(int32_t) > kMaxScratch)
+    return Err("resize: %dx%d -> %dx%d cropped to %dx%d needs %zu MB of filter tables", src.width, src.height, out_w,
+               out_h, cw, ch, total * sizeof(int32_t) >> 20);
   std::vector<int32_t>& I = scratch->i;
   const std::array<int, 5> key{src.width, src.height, spec.resize_short, ch, cw};
   if (scratch->key != key || I.size() < total) {
@@ -178,6 +184,9 @@ Status resize_center_crop(const Image& src, const ResizeCrop& spec, uint8_t* out
   }
   const int first = I[kRowFirst], rows = I[kRowLast] - I[kRowFirst];
   const std::size_t len = std::size_t(cw) * 3, in_stride = std::size_t(src.width) * 3;
+  if (rows * len > kMaxScratch)
+    return Err("resize: %dx%d -> %dx%d cropped to %dx%d needs %zu MB of intermediate rows", src.width, src.height,
+               out_w, out_h, cw, ch, rows * len >> 20);
   scratch->u8.resize(rows * len);
   uint8_t* tmp = scratch->u8.data();
   for (int y = 0; y < rows; ++y)

@@ -175,6 +175,13 @@ TEST(ImageResize, BadArgumentsAreErrors) {
   Status st = resize_center_crop(img, spec, out.data(), &scratch);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("crop"), std::string::npos) << st.message();
+  // 2048x2048 to a short side of 1, cropped to 60000x60000: gigabytes of filter tables.
+  Image big;
+  big.width = big.height = 2048;
+  big.rgb.resize(std::size_t(2048) * 2048 * 3);
+  st = resize_center_crop(big, ResizeCrop{1, 60000, 60000}, out.data(), &scratch);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("MB of filter tables"), std::string::npos) << st.message();
   img.rgb.pop_back();
   st = resize_center_crop(img, ResizeCrop{}, out.data(), &scratch);
   EXPECT_FALSE(st.ok());
