@@ -48,6 +48,7 @@ Status decode_file(const std::string& path, Image* out);
 //   padded with zeros (black) as torchvision's CenterCrop does: left/top padding
 //   (crop - size) // 2, the rest right/bottom.
 // Only the cropped window is computed. Writes crop_h * crop_w * 3 bytes, HWC RGB, to `out`.
+// Sizes are 1..65536; a request needing over 256 MB of scratch is an error.
 // `scratch` holds the filter coefficients and the intermediate rows; reusing it across calls
 // avoids allocation, and the coefficients are only recomputed when the sizes change.
 struct ResizeCrop {
