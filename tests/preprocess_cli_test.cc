@@ -1,0 +1,102 @@
+// `systolic preprocess`: the .npy it writes is what the library computes, sizes follow the
+// options, and bad images are a one-line error with exit status 1.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "image/image.h"
+#include "image/test_images.h"
+#include "tools/tensor_io.h"
+
+namespace {
+
+using namespace systolic;
+
+std::string dir() {
+  static const std::string d = [] {
+    std::string p = ::testing::TempDir() + "systolic_preprocess_" + std::to_string(getpid());
+    mkdir(p.c_str(), 0755);
+    return p;
+  }();
+  return d;
+}
+
+struct Result {
+  int status = -1;
+  std::string err;
+};
+
+Result sh(const std::string& args) {
+  const std::string err = dir() + "/stderr";
+  const int rc = std::system((std::string(SYSTOLIC_BINARY) + " " + args + " > /dev/null 2> " + err).c_str());
+  std::ifstream f(err);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
+}
+
+void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+TEST(Preprocess, WritesWhatTheLibraryComputes) {
+  const image::Image img = image::testing::make_image(500, 375, image::testing::Pattern::smooth_noise);
+  std::vector<uint8_t> png;
+  ASSERT_TRUE(image::encode_png(img, &png).ok());
+  const std::string path = dir() + "/photo.png";
+  write_file(path, png);
+
+  Result r = sh("preprocess " + path + " -o " + dir() + "/a.npy");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto t = tools::load_tensor(dir() + "/a.npy");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->dtype, ir::DType::u8);
+  EXPECT_EQ(t->shape, (ir::Shape{224, 224, 3}));
+  std::vector<uint8_t> want(224 * 224 * 3);
+  image::Scratch scratch;
+  ASSERT_TRUE(image::resize_center_crop(img, image::ResizeCrop{}, want.data(), &scratch).ok());
+  EXPECT_EQ(t->data, want);
+
+  r = sh("preprocess " + path + " -o " + dir() + "/b.npy --resize 128 --crop 100 60");
+  ASSERT_EQ(r.status, 0) << r.err;
+  t = tools::load_tensor(dir() + "/b.npy");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->shape, (ir::Shape{100, 60, 3}));
+
+  r = sh("preprocess " + path + " -o " + dir() + "/c.npy --decode-only");
+  ASSERT_EQ(r.status, 0) << r.err;
+  t = tools::load_tensor(dir() + "/c.npy");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->shape, (ir::Shape{375, 500, 3}));
+  EXPECT_EQ(t->data, img.rgb);
+}
+
+void expect_one_line_error(const Result& r, const std::string& needle) {
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("systolic: error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(Preprocess, BadImagesAreOneLineErrors) {
+  const std::string text = dir() + "/notes.jpg";
+  std::ofstream(text) << "not an image\n";
+  expect_one_line_error(sh("preprocess " + text + " -o " + dir() + "/x.npy"),
+                        text + ": not a JPEG or PNG image: it looks like text");
+  expect_one_line_error(sh("preprocess " + dir() + "/missing.jpg -o " + dir() + "/x.npy"), "No such file");
+
+  std::vector<uint8_t> jpeg;
+  ASSERT_TRUE(image::encode_jpeg(image::testing::make_image(300, 200, image::testing::Pattern::noise), 90, &jpeg).ok());
+  jpeg.resize(jpeg.size() / 2);
+  const std::string cut = dir() + "/cut.jpg";
+  write_file(cut, jpeg);
+  expect_one_line_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy"), "corrupt JPEG: Premature end of JPEG file");
+  expect_one_line_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy --crop 0"), "must be positive");
+}
+
+}  // namespace
