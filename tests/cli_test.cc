@@ -8,7 +8,12 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <sstream>
+
+#include "image/image.h"
+#include "image/test_images.h"
+#include "tools/tensor_io.h"
 
 namespace {
 
@@ -243,4 +248,83 @@ TEST(Cli, ImagePreprocessingFlags) {
   expect_clean_error(sh("compile " + model() + " --mean 0.5,0.5 --std 0.2,0.2"), "3 mean and std values");
   expect_clean_error(sh("compile " + model() + " --crop 224"), "need --preprocess");
   expect_clean_error(sh("run " + plan + " --preprocess imagenet"), "compiled plan");
+}
+
+// classify: every file is reported once (images classified, broken files skipped with their
+// reason), the summary has its keys, and the top-1 of each image is the argmax of `run` on
+// the same image preprocessed by `systolic preprocess` (an independent path to the logits).
+TEST(Cli, ClassifyReportsEveryFileAndAgreesWithRun) {
+  using systolic::image::testing::make_image;
+  using systolic::image::testing::Pattern;
+  const std::string imgs = dir() + "/images";
+  mkdir(imgs.c_str(), 0755);
+  mkdir((imgs + "/sub").c_str(), 0755);
+  const Pattern pats[] = {Pattern::gradient, Pattern::edges, Pattern::smooth_noise, Pattern::noise};
+  std::vector<std::string> good;
+  for (int i = 0; i < 5; ++i) {
+    systolic::image::Image img = make_image(300 + 37 * i, 260 - 11 * i, pats[i % 4], i + 1);
+    std::vector<uint8_t> bytes;
+    const bool png = i == 3;
+    ASSERT_TRUE((png ? systolic::image::encode_png(img, &bytes) : systolic::image::encode_jpeg(img, 90, &bytes)).ok());
+    const std::string path = imgs + (i == 4 ? "/sub/" : "/") + "img" + std::to_string(i) + (png ? ".png" : ".jpg");
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    good.push_back(path);
+  }
+  const std::string jpg = slurp(good[0]);
+  std::ofstream(imgs + "/cut.jpg", std::ios::binary) << jpg.substr(0, jpg.size() / 3);
+  std::ofstream(imgs + "/notes.txt") << "not an image\n";
+  const std::string out = dir() + "/results.jsonl", summary = dir() + "/summary.json", trace = dir() + "/cl.json";
+  Result r = sh("classify " + model() + " --images " + imgs + " --batch 2 --top 3 -o " + out + " --summary-json " +
+                summary + " --profile " + trace + " --quiet");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("skipped " + imgs + "/cut.jpg"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("bottleneck"), std::string::npos) << r.out;
+  auto sj = nlohmann::json::parse(slurp(summary));
+  for (const char* k : {"images", "failed", "throughput_per_s", "p50_ms", "p99_ms", "stages", "bottleneck"})
+    EXPECT_TRUE(sj.contains(k)) << k;
+  EXPECT_EQ(sj["images"].get<int>(), 5);
+  EXPECT_EQ(sj["failed"].get<int>(), 2);
+  EXPECT_GT(sj["throughput_per_s"].get<double>(), 0.0);
+  std::map<std::string, nlohmann::json> lines;
+  std::istringstream in(slurp(out));
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(lines.count(j["path"].get<std::string>()), 0u) << "reported twice: " << line;
+    lines[j["path"].get<std::string>()] = j;
+  }
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[imgs + "/notes.txt"]["status"], "error");
+  EXPECT_NE(lines[imgs + "/notes.txt"]["error"].get<std::string>().find("not a JPEG or PNG"), std::string::npos);
+  for (const std::string& path : good) {
+    const auto& j = lines[path];
+    ASSERT_EQ(j["status"], "ok") << path;
+    ASSERT_EQ(j["top"].size(), 3u);
+    EXPECT_GE(j["top"][0]["prob"].get<double>(), j["top"][1]["prob"].get<double>());
+    // The same image through preprocess + run: the float model on the normalised crop.
+    const std::string npy = dir() + "/crop.npy";
+    ASSERT_EQ(sh("preprocess " + path + " -o " + npy).status, 0);
+    auto crop = systolic::tools::load_tensor(npy);
+    ASSERT_TRUE(crop.ok());
+    systolic::runtime::HostTensor x = systolic::runtime::HostTensor::zeros(systolic::ir::DType::f32, {1, 3, 224, 224});
+    const float mean[] = {0.485f, 0.456f, 0.406f}, stdv[] = {0.229f, 0.224f, 0.225f};
+    for (int c = 0; c < 3; ++c)
+      for (int q = 0; q < 224 * 224; ++q)
+        x.as<float>()[c * 224 * 224 + q] = (crop->data[q * 3 + c] / 255.f - mean[c]) / stdv[c];
+    ASSERT_TRUE(systolic::tools::save_npy(dir() + "/x.npy", x).ok());
+    ASSERT_EQ(sh("run " + model() + " --input input=" + dir() + "/x.npy --output-dir " + dir() + "/cls").status, 0);
+    auto logits = systolic::tools::load_tensor(dir() + "/cls/logits.npy");
+    ASSERT_TRUE(logits.ok());
+    const float* l = logits->as<float>();
+    const int64_t argmax = std::max_element(l, l + 1000) - l;
+    EXPECT_EQ(j["top"][0]["class"].get<int64_t>(), argmax) << path;
+  }
+  EXPECT_NE(slurp(trace).find("\"infer\""), std::string::npos);
+  // Bad requests.
+  expect_clean_error(sh("classify " + model() + " --images " + dir() + "/nowhere"), "no such file");
+  { std::ofstream(dir() + "/labels.txt") << "a\nb\n"; }
+  expect_clean_error(sh("classify " + model() + " --images " + imgs + " --labels " + dir() + "/labels.txt"),
+                     "has 2 labels; the model has 1000 classes");
+  const std::string plain = dir() + "/plain.plan";
+  ASSERT_EQ(sh("compile " + model() + " -o " + plain).status, 0);
+  expect_clean_error(sh("classify " + plain + " --images " + imgs), "takes tensors, not images");
 }

@@ -74,6 +74,8 @@ class Session {
   // on); the buffer is reserved here, so recording never allocates. 0 stops tracing.
   void set_trace(std::size_t runs);
   const std::vector<TraceEvent>& trace() const { return trace_; }
+  // What trace times count from (the session's creation).
+  std::chrono::steady_clock::time_point epoch() const { return epoch_; }
   const plan::Program& program() const { return *program_; }
 
   struct Step;

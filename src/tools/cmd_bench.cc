@@ -2,7 +2,6 @@
 // percentiles, throughput, peak RSS and achieved GFLOP/s against the measured fp32 peak.
 #include <sys/resource.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -10,23 +9,12 @@
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/peak.h"
+#include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
 #include "tools/random_inputs.h"
 #include "tools/trace_json.h"
 
 namespace systolic::tools {
-namespace {
-
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const double pos = q * (v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - lo);
-}
-
-}  // namespace
-
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s");
   auto model = std::make_shared<std::string>();

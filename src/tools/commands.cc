@@ -34,6 +34,7 @@ void register_commands(CLI::App& app) {
   register_info(app);
   register_simulate(app);
   register_profile(app);
+  register_classify(app);
   register_preprocess(app);
 }
 
