@@ -9,6 +9,7 @@
 // bottom pad just skip the missing tap rows. Bias, residual and activation are applied in
 // registers before the single store.
 #pragma once
+#include "base/threadpool.h"
 #include <algorithm>
 #include <cmath>
 
@@ -242,7 +243,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
       fast[2 * full + clamp](j, a.epilogue);
     }
   };
-  pthreadpool_parallelize_1d(pool, task, std::size_t(p.n) * p.oh * ncb);
+  pthreadpool_parallelize_1d(pool, task, std::size_t(p.n) * p.oh * ncb, kPoolFlags);
 }
 
 }  // namespace

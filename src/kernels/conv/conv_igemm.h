@@ -1,6 +1,7 @@
 // Implicit-GEMM NHWC conv driver over a vector traits struct: weight packing into NR-channel
 // panels, per-tile row-pointer (indirection) setup, cache blocking and threading.
 #pragma once
+#include "base/threadpool.h"
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -265,7 +266,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
     }
   };
   pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(mblocks), std::size_t(panels),
-                                     std::size_t(pb));
+                                     std::size_t(pb), kPoolFlags);
 }
 
 }  // namespace

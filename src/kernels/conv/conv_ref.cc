@@ -1,4 +1,5 @@
 // Reference convolutions: plain NCHW (the test oracle) and NHWC "conv_f32_ref" (last fallback).
+#include "base/threadpool.h"
 #include <cstring>
 
 #include "kernels/conv/conv.h"
@@ -78,7 +79,7 @@ void ref_run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
       }
     }
   };
-  pthreadpool_parallelize_1d(pool, row, std::size_t(p.n) * p.oh);
+  pthreadpool_parallelize_1d(pool, row, std::size_t(p.n) * p.oh, kPoolFlags);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The vector element-wise kernels' table entries and the plain parts they share: checks, the
 // broadcast segment walk and pool chunking. Only the segment loops are compiled per ISA.
+#include "base/threadpool.h"
 #include <algorithm>
 
 #include "kernels/eltwise/eltwise.h"
@@ -82,7 +83,7 @@ void eltwise_drive(const EltwiseParams& p, const float* a, const float* b, float
   if (d.binary && d.mode == 3 && d.inner == 1) d.mode = 2;
   if (p.n <= 0) return;
   if (pool && p.n > kParallelMin)
-    pthreadpool_parallelize_1d_tile_1d(pool, drive_task, &d, size_t(p.n), size_t(kChunk), 0);
+    pthreadpool_parallelize_1d_tile_1d(pool, drive_task, &d, size_t(p.n), size_t(kChunk), kPoolFlags);
   else
     drive_range(d, 0, p.n);
 }

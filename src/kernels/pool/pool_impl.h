@@ -1,6 +1,7 @@
 // NHWC max/avg pooling over a vector traits struct: channel vectors, valid-tap ranges computed
 // per output pixel (so pads cost nothing), a linear loop for global pooling.
 #pragma once
+#include "base/threadpool.h"
 #include <algorithm>
 #include <limits>
 
@@ -96,7 +97,7 @@ void run(const PoolParams& p, const float* src, float* dst, pthreadpool_t pool) 
     }, d);
   };
   pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(pixels), std::size_t(p.c),
-                                     std::size_t(ctile));
+                                     std::size_t(ctile), kPoolFlags);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Reference pooling: plain NCHW (the test oracle) and NHWC "pool_f32_ref" (last fallback).
+#include "base/threadpool.h"
 #include <limits>
 
 #include "kernels/pool/pool.h"
@@ -59,7 +60,7 @@ void ref_run(const PoolParams& p, const float* src, float* dst, pthreadpool_t po
           return src[((long(n) * p.ih + iy) * p.iw + ix) * ss + c];
         });
   };
-  pthreadpool_parallelize_1d(pool, row, std::size_t(p.n) * p.oh);
+  pthreadpool_parallelize_1d(pool, row, std::size_t(p.n) * p.oh, kPoolFlags);
 }
 
 }  // namespace
