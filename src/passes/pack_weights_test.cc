@@ -23,8 +23,12 @@ TEST(PackWeights, ChoosesKernelPerTarget) {
     ASSERT_NE(conv, nullptr);
     const std::string k = conv->s("kernel", "");
     ASSERT_NE(kernels::conv_find(k), nullptr) << k;
-    if (std::string(isa) == "ref") EXPECT_EQ(k, "conv_f32_ref");
-    if (std::string(isa) == "native" && host_cpu().has_avx2_fma()) EXPECT_NE(k, "conv_f32_ref");
+    if (std::string(isa) == "ref") {
+      EXPECT_EQ(k, "conv_f32_ref");
+    }
+    if (std::string(isa) == "native" && host_cpu().has_avx2_fma()) {
+      EXPECT_NE(k, "conv_f32_ref");
+    }
     EXPECT_EQ(b.g.t(conv->inputs[1]).shape.size(), 1u);  // packed
   }
 }

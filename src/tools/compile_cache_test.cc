@@ -109,7 +109,9 @@ TEST(CompileCache, KeyFollowsBatchOptimizeAndModel) {
   plan::CompileOptions avx2 = one;
   avx2.cpu = cap_isa(host_cpu(), "ref");
   avx2.cpu_set = true;
-  if (plan::isa_name(avx2.cpu) != plan::isa_name(host_cpu())) EXPECT_NE(k1, cache_key(model, bytes, avx2));
+  if (plan::isa_name(avx2.cpu) != plan::isa_name(host_cpu())) {
+    EXPECT_NE(k1, cache_key(model, bytes, avx2));
+  }
   // Both batches end up as separate entries.
   auto a = compile_onnx_cached(model, one, dir + "/cache");
   auto b = compile_onnx_cached(model, two, dir + "/cache");

@@ -9,10 +9,10 @@
 // bottom pad just skip the missing tap rows. Bias, residual and activation are applied in
 // registers before the single store.
 #pragma once
-#include "base/threadpool.h"
 #include <algorithm>
 #include <cmath>
 
+#include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/gemm/igemm_microkernel.h"
 

@@ -1,11 +1,11 @@
 // Implicit-GEMM NHWC conv driver over a vector traits struct: weight packing into NR-channel
 // panels, per-tile row-pointer (indirection) setup, cache blocking and threading.
 #pragma once
-#include "base/threadpool.h"
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
 
+#include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/gemm/igemm_microkernel.h"
 

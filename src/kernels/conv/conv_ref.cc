@@ -1,7 +1,7 @@
 // Reference convolutions: plain NCHW (the test oracle) and NHWC "conv_f32_ref" (last fallback).
-#include "base/threadpool.h"
 #include <cstring>
 
+#include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_util.h"
 

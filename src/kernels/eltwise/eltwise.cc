@@ -1,8 +1,8 @@
 // The vector element-wise kernels' table entries and the plain parts they share: checks, the
 // broadcast segment walk and pool chunking. Only the segment loops are compiled per ISA.
-#include "base/threadpool.h"
 #include <algorithm>
 
+#include "base/threadpool.h"
 #include "kernels/eltwise/eltwise.h"
 #include "kernels/eltwise/eltwise_util.h"
 

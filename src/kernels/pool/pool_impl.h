@@ -1,10 +1,10 @@
 // NHWC max/avg pooling over a vector traits struct: channel vectors, valid-tap ranges computed
 // per output pixel (so pads cost nothing), a linear loop for global pooling.
 #pragma once
-#include "base/threadpool.h"
 #include <algorithm>
 #include <limits>
 
+#include "base/threadpool.h"
 #include "kernels/pool/pool.h"
 
 namespace systolic::kernels::pool {

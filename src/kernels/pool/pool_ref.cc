@@ -1,7 +1,7 @@
 // Reference pooling: plain NCHW (the test oracle) and NHWC "pool_f32_ref" (last fallback).
-#include "base/threadpool.h"
 #include <limits>
 
+#include "base/threadpool.h"
 #include "kernels/pool/pool.h"
 #include "kernels/pool/pool_util.h"
 
