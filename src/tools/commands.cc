@@ -34,6 +34,7 @@ void register_commands(CLI::App& app) {
   register_info(app);
   register_simulate(app);
   register_profile(app);
+  register_tune(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {

@@ -20,6 +20,7 @@ void register_onnx_suite(CLI::App& app);
 void register_info(CLI::App& app);
 void register_simulate(CLI::App& app);
 void register_profile(CLI::App& app);
+void register_tune(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
