@@ -85,11 +85,11 @@ void print_table(const std::vector<TuneRow>& rows, const Budgets& b, int best) {
     if (static_cast<int>(i) == best) note = "<- recommended" + (note.empty() ? "" : "; " + note);
     const std::string split = std::to_string(r.split.instances) + " x " + std::to_string(r.split.threads);
     if (r.fits)
-      std::printf("%6lld  %-22s %9.1f %9.2f %9.2f %5lld %8.0f %9.0f  %s\n", static_cast<long long>(r.batch), split.c_str(),
+      std::printf("%6lld  %-22s %9.1f %9.2f %9.2f %5lld %8.1f %9.1f  %s\n", static_cast<long long>(r.batch), split.c_str(),
                   r.throughput_per_s, r.p50_ms, r.p99_ms, static_cast<long long>(r.runs), r.estimate_bytes / kMiB,
                   r.peak_bytes / kMiB, note.c_str());
     else
-      std::printf("%6lld  %-22s %9s %9s %9s %5s %8.0f %9s  %s\n", static_cast<long long>(r.batch), split.c_str(), "-", "-",
+      std::printf("%6lld  %-22s %9s %9s %9s %5s %8.1f %9s  %s\n", static_cast<long long>(r.batch), split.c_str(), "-", "-",
                   "-", "-", r.estimate_bytes / kMiB, "-", note.c_str());
   }
 }

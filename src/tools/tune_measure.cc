@@ -87,20 +87,17 @@ Expected<TuneRow> measure_config(std::shared_ptr<const plan::Program> program, c
   // The plan (and so the weights) is loaded already: what the sessions add comes on top of
   // the current RSS.
   const int64_t added = fp.per_instance * split.instances;
+  malloc_trim(0);  // what earlier configurations freed is not part of this one
   const int64_t rss = std::max<int64_t>(0, proc_kb("/proc/self/status", "VmRSS"));
   if (opts.memory_budget > 0 && rss + added > opts.memory_budget) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "does not fit: %.0f MiB resident + %.0f MiB for %d instance%s > budget %.0f MiB",
-                  rss / kMiB, added / kMiB, split.instances, split.instances == 1 ? "" : "s",
-                  opts.memory_budget / kMiB);
-    row.note = buf;
+    row.note = "does not fit: " + size_str(rss) + " resident + " + size_str(added) + " for " +
+               std::to_string(split.instances) + (split.instances == 1 ? " instance" : " instances") + " > budget " +
+               size_str(opts.memory_budget);
     return row;
   }
   const int64_t available = proc_kb("/proc/meminfo", "MemAvailable");
   if (available > 0 && added > available) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "does not fit: needs %.0f MiB, %.0f MiB available", added / kMiB, available / kMiB);
-    row.note = buf;
+    row.note = "does not fit: needs " + size_str(added) + ", " + size_str(available) + " available";
     return row;
   }
   const bool measured = reset_peak_rss();
@@ -123,6 +120,16 @@ Expected<TuneRow> measure_config(std::shared_ptr<const plan::Program> program, c
   row.p50_ms = percentile(r->latency_ms, 0.5);
   row.p99_ms = percentile(r->latency_ms, 0.99);
   return row;
+}
+
+std::string size_str(int64_t bytes) {
+  char buf[32];
+  const double b = static_cast<double>(bytes);
+  if (b < 1024) std::snprintf(buf, sizeof buf, "%lld bytes", static_cast<long long>(bytes));
+  else if (b < kMiB) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  else if (b < 100 * kMiB) std::snprintf(buf, sizeof buf, "%.1f MiB", b / kMiB);
+  else std::snprintf(buf, sizeof buf, "%.0f MiB", b / kMiB);
+  return buf;
 }
 
 Expected<int64_t> parse_bytes(const std::string& s) {

@@ -58,6 +58,9 @@ Expected<TuneRow> measure_config(std::shared_ptr<const plan::Program> program, c
 // /proc/self/clear_refs); when not, tables show the estimate instead.
 bool can_measure_peak_rss();
 
+// "1.5 KiB", "12.3 MiB", "2048 MiB": a size for a message.
+std::string size_str(int64_t bytes);
+
 // "512M", "2G", "1.5GiB", "300000" (bytes); binary units (K = 1024).
 Expected<int64_t> parse_bytes(const std::string& s);
 

@@ -3,7 +3,6 @@
 
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -47,10 +46,8 @@ Expected<Key> key_of(const std::string& model_path, const std::string& precision
   const std::string dir = default_cache_dir();
   if (dir.empty()) return Err("no cache directory (set SYSTOLIC_CACHE_DIR, XDG_CACHE_HOME or HOME)");
   const std::string id = k.model_hash + "|" + precision + "|" + host_json().dump();
-  std::string stem = std::filesystem::path(model_path).stem().string().substr(0, 40);
-  for (char& c : stem)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-  k.file = dir + "/tune/" + stem + "-" + precision + "-" + content_hash(id.data(), id.size()).substr(0, 24) + ".json";
+  // The content, not the file name: a copied or renamed model keeps its recommendation.
+  k.file = dir + "/tune/" + content_hash(id.data(), id.size()) + ".json";
   return k;
 }
 

@@ -9,7 +9,6 @@
 namespace systolic::tools {
 namespace {
 
-constexpr double kMiB = 1048576.0;
 constexpr double kMinGain = 1.03;  // a bigger batch must beat the best so far by more than 3%
 
 void add_note(TuneRow& r, const std::string& s) { r.note += (r.note.empty() ? "" : "; ") + s; }
@@ -111,9 +110,7 @@ bool meets_budgets(const TuneRow& row, const Budgets& b, std::string* why) {
     std::snprintf(buf, sizeof buf, "p99 %.2f ms over the %.2f ms latency budget", row.p99_ms, b.latency_ms);
     w = buf;
   } else if (b.memory_bytes > 0 && row.memory_bytes() > b.memory_bytes) {
-    std::snprintf(buf, sizeof buf, "%.0f MiB over the %.0f MiB memory budget", row.memory_bytes() / kMiB,
-                  b.memory_bytes / kMiB);
-    w = buf;
+    w = size_str(row.memory_bytes()) + " over the " + size_str(b.memory_bytes) + " memory budget";
   }
   if (why) *why = w;
   return w.empty();
@@ -146,12 +143,12 @@ Expected<std::size_t> recommend(const std::vector<TuneRow>& rows, const Budgets&
   if (!fastest) return Err("no configuration fits: %s", rows.front().note.empty() ? "does not fit" : rows.front().note.c_str());
   char buf[400];
   if (b.latency_ms > 0 && fastest->p99_ms > b.latency_ms)
-    std::snprintf(buf, sizeof buf, "no configuration meets the %.2f ms latency budget (the lowest p99 is %.2f ms, batch %lld, %s)",
+    std::snprintf(buf, sizeof buf, "no configuration meets the %g ms latency budget (the lowest p99 is %.2f ms, batch %lld, %s)",
                   b.latency_ms, fastest->p99_ms, static_cast<long long>(fastest->batch), split_name(fastest->split).c_str());
   else if (b.memory_bytes > 0 && smallest->memory_bytes() > b.memory_bytes)
-    std::snprintf(buf, sizeof buf, "no configuration meets the %.0f MiB memory budget (the smallest needs %.0f MiB, batch %lld, %s)",
-                  b.memory_bytes / kMiB, smallest->memory_bytes() / kMiB, static_cast<long long>(smallest->batch),
-                  split_name(smallest->split).c_str());
+    std::snprintf(buf, sizeof buf, "no configuration meets the %s memory budget (the smallest needs %s, batch %lld, %s)",
+                  size_str(b.memory_bytes).c_str(), size_str(smallest->memory_bytes()).c_str(),
+                  static_cast<long long>(smallest->batch), split_name(smallest->split).c_str());
   else
     std::snprintf(buf, sizeof buf, "no configuration meets the latency and memory budgets together");
   return Err("%s", buf);
