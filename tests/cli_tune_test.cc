@@ -197,6 +197,9 @@ TEST(CliTune, BadInput) {
   { std::ofstream(dir() + "/garbage.onnx") << "not a model"; }
   expect_clean_error(sh("tune " + dir() + "/garbage.onnx --no-svg"), "garbage.onnx");
   expect_clean_error(sh("tune " + m + kFast + " --latency-budget 0.000001 --no-svg --no-save"), "latency budget");
+  Result nodir = sh("tune " + m + " --batches 1 --seconds-per-point 0 --no-save --svg " + dir() + "/no/such/dir/t.svg");
+  expect_clean_error(nodir, "cannot write the chart");
+  EXPECT_NE(nodir.out.find("recommended  batch 1"), std::string::npos) << nodir.out;
 }
 
 }  // namespace

@@ -102,26 +102,87 @@ struct TuneArgs {
   bool json = false, no_svg = false, no_save = false, no_cache = false;
 };
 
+// What the sweep found, for printing.
+struct TuneReport {
+  int threads = 0;
+  Budgets budgets;
+  std::vector<TuneRow> rows;
+  int best = -1;          // index into rows, or -1 with `error` set
+  std::string error;
+  TunedConfig cfg;        // rows[best] as saved
+  std::string svg, saved;  // paths, "" when not written
+  const char* peak_source = "";
+};
+
+nlohmann::json null_or(double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); }
+nlohmann::json null_or(const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); }
+
+void print_json(const TuneArgs& a, const TuneReport& t) {
+  nlohmann::json j = {{"model", a.model},
+                      {"precision", a.precision},
+                      {"isa", plan::isa_name(host_cpu())},
+                      {"host", {{"cpu", host_cpu().name}, {"cores", host_cpu().cores}}},
+                      {"threads", t.threads},
+                      {"seconds_per_point", a.seconds},
+                      {"budgets",
+                       {{"latency_ms", null_or(t.budgets.latency_ms)},
+                        {"memory_bytes", t.budgets.memory_bytes > 0 ? nlohmann::json(t.budgets.memory_bytes) : nlohmann::json()}}},
+                      {"peak_bytes_is", t.peak_source},
+                      {"table", nlohmann::json::array()},
+                      {"recommended", nullptr},
+                      {"saved", null_or(t.saved)},
+                      {"svg", null_or(t.svg)}};
+  for (const TuneRow& r : t.rows) j["table"].push_back(row_json(r, t.budgets));
+  if (t.best >= 0)
+    j["recommended"] = {{"batch", t.cfg.batch},
+                        {"instances", t.cfg.instances},
+                        {"threads", t.cfg.threads},
+                        {"throughput_per_s", t.cfg.throughput_per_s},
+                        {"p99_ms", t.cfg.p99_ms},
+                        {"peak_bytes", t.cfg.peak_bytes}};
+  else
+    j["error"] = t.error;
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
+void print_text(const TuneArgs& a, const TuneReport& t) {
+  std::printf("model        %s (%s, %s, %d threads, %.1f s per point)\n", a.model.c_str(), a.precision.c_str(),
+              plan::isa_name(host_cpu()).c_str(), t.threads, a.seconds);
+  char lat[32] = "none", mem[32] = "none";
+  if (t.budgets.latency_ms > 0) std::snprintf(lat, sizeof lat, "%g ms", t.budgets.latency_ms);
+  if (t.budgets.memory_bytes > 0) std::snprintf(mem, sizeof mem, "%s", size_str(t.budgets.memory_bytes).c_str());
+  std::printf("budgets      latency p99 %s, memory %s\n\n", lat, mem);
+  print_table(t.rows, t.budgets, t.best);
+  std::printf("\npeak MiB: %s\nest MiB: from the plan: weights once + per instance arena, conv workspace and I/O\n\n",
+              t.peak_source);
+  if (t.best >= 0)
+    std::printf("recommended  batch %lld, %s: %.1f img/s, p99 %.2f ms, %.0f MiB\n", static_cast<long long>(t.cfg.batch),
+                split_name({t.cfg.instances, t.cfg.threads}).c_str(), t.cfg.throughput_per_s, t.cfg.p99_ms,
+                t.cfg.peak_bytes / kMiB);
+  if (!t.saved.empty()) std::printf("saved        %s (bench uses it by default)\n", t.saved.c_str());
+  if (!t.svg.empty()) std::printf("chart        %s\n", t.svg.c_str());
+}
+
 void tune(const TuneArgs& a, bool batches_given) {
   if (Status st = check_precision(a.precision); !st.ok()) return fail(st);
-  Budgets budgets;
-  budgets.latency_ms = a.latency_ms;
+  TuneReport t;
+  t.budgets.latency_ms = a.latency_ms;
   if (!a.memory_budget.empty()) {
     auto m = parse_bytes(a.memory_budget);
     if (!m.ok()) return fail(Err("--memory-budget: %s", m.status().message().c_str()));
-    budgets.memory_bytes = *m;
+    t.budgets.memory_bytes = *m;
   }
   if (!std::filesystem::exists(a.model)) return fail(Err("cannot open %s: no such file", a.model.c_str()));
   SweepOptions so;
-  so.budgets = budgets;
+  so.budgets = t.budgets;
   so.max_batch = a.max_batch;
-  const int total_threads = a.threads > 0 ? a.threads : std::max(1, host_cpu().cores);
-  so.splits = thread_splits(total_threads);
-  const bool plan_file = is_plan_file(a.model);
+  t.threads = a.threads > 0 ? a.threads : std::max(1, host_cpu().cores);
+  so.splits = thread_splits(t.threads);
   std::shared_ptr<const plan::Program> program;
-  if (plan_file) {
+  if (is_plan_file(a.model)) {
     // A compiled plan has its batch fixed: only the split varies.
-    if (batches_given) return fail(Err("%s is a compiled plan with a fixed batch; tune the .onnx to sweep batch sizes", a.model.c_str()));
+    if (batches_given)
+      return fail(Err("%s is a compiled plan with a fixed batch; tune the .onnx to sweep batch sizes", a.model.c_str()));
     auto p = load_model(a.model, {});
     if (!p.ok()) return fail(p.status());
     program = *p;
@@ -133,8 +194,10 @@ void tune(const TuneArgs& a, bool batches_given) {
   }
   MeasureOptions mo;
   mo.seconds = a.seconds;
-  mo.memory_budget = budgets.memory_bytes;
-  const bool peak_measured = can_measure_peak_rss();
+  mo.memory_budget = t.budgets.memory_bytes;
+  t.peak_source = can_measure_peak_rss()
+                      ? "peak RSS of the process while the configuration ran (VmHWM, reset before each)"
+                      : "RSS of the process after the configuration ran (the peak cannot be reset here)";
   auto measure = [&](int64_t batch, const Split& split) -> Expected<TuneRow> {
     if (!program || program->batch != batch) {
       program.reset();  // free the previous batch's plan before compiling the next
@@ -152,87 +215,54 @@ void tune(const TuneArgs& a, bool batches_given) {
       }
     }
     auto r = measure_config(program, split, mo);
-    if (r.ok() && !a.json)
-      std::fprintf(stderr, "systolic: tune: batch %lld, %s: %s\n", static_cast<long long>(batch), split_name(split).c_str(),
-                   r->fits ? (std::to_string(static_cast<int64_t>(r->throughput_per_s + 0.5)) + " img/s").c_str()
-                           : r->note.c_str());
+    if (r.ok() && !a.json) {
+      char what[64];
+      std::snprintf(what, sizeof what, "%.1f img/s", r->throughput_per_s);
+      std::fprintf(stderr, "systolic: tune: batch %lld, %s: %s\n", static_cast<long long>(batch),
+                   split_name(split).c_str(), r->fits ? what : r->note.c_str());
+    }
     return r;
   };
   auto rows = run_sweep(so, measure);
   program.reset();
   if (!rows.ok()) return fail(rows.status());
-  auto best = recommend(*rows, budgets);
-  const int best_i = best.ok() ? static_cast<int>(*best) : -1;
-  std::string svg_path, saved_path;
-  if (!a.no_svg) {
-    svg_path = a.svg.empty() ? default_svg_path(a.model) : a.svg;
-    std::ofstream f(svg_path);
-    f << tune_svg(*rows, "systolic tune: " + std::filesystem::path(a.model).filename().string() + " (" + a.precision + ", " +
-                             plan::isa_name(host_cpu()) + ", " + std::to_string(total_threads) + " threads)",
-                  best_i);
-    if (!f.flush()) return fail(Err("cannot write %s", svg_path.c_str()));
-  }
-  TunedConfig cfg;
+  t.rows = std::move(*rows);
+  auto best = recommend(t.rows, t.budgets);
   if (best.ok()) {
-    const TuneRow& r = (*rows)[*best];
-    cfg.batch = r.batch;
-    cfg.threads = r.split.threads;
-    cfg.instances = r.split.instances;
-    cfg.throughput_per_s = r.throughput_per_s;
-    cfg.p99_ms = r.p99_ms;
-    cfg.peak_bytes = r.memory_bytes();
-    if (!a.no_save) {
-      if (Status st = save_tuned(a.model, a.precision, cfg); !st.ok())
-        std::fprintf(stderr, "systolic: note: the recommendation was not saved: %s\n", st.message().c_str());
-      else if (auto p = tuned_path(a.model, a.precision); p.ok())
-        saved_path = *p;
+    t.best = static_cast<int>(*best);
+    const TuneRow& r = t.rows[*best];
+    t.cfg.batch = r.batch;
+    t.cfg.threads = r.split.threads;
+    t.cfg.instances = r.split.instances;
+    t.cfg.throughput_per_s = r.throughput_per_s;
+    t.cfg.p99_ms = r.p99_ms;
+    t.cfg.peak_bytes = r.memory_bytes();
+  } else {
+    t.error = best.status().message();
+  }
+  Status svg_error;  // reported after the table, which is worth having anyway
+  if (!a.no_svg) {
+    t.svg = a.svg.empty() ? default_svg_path(a.model) : a.svg;
+    std::ofstream f(t.svg);
+    f << tune_svg(t.rows,
+                  "systolic tune: " + std::filesystem::path(a.model).filename().string() + " (" + a.precision + ", " +
+                      plan::isa_name(host_cpu()) + ", " + std::to_string(t.threads) + " threads)",
+                  t.best);
+    if (!f.flush()) {
+      svg_error = Err("cannot write the chart %s", t.svg.c_str());
+      t.svg.clear();
     }
   }
-  const char* peak_source = peak_measured ? "peak RSS of the process while the configuration ran (VmHWM, reset before each)"
-                                          : "RSS of the process after the configuration ran (the peak cannot be reset here)";
-  if (a.json) {
-    nlohmann::json j = {{"model", a.model},
-                        {"precision", a.precision},
-                        {"isa", plan::isa_name(host_cpu())},
-                        {"host", {{"cpu", host_cpu().name}, {"cores", host_cpu().cores}}},
-                        {"threads", total_threads},
-                        {"seconds_per_point", a.seconds},
-                        {"budgets",
-                         {{"latency_ms", budgets.latency_ms > 0 ? nlohmann::json(budgets.latency_ms) : nlohmann::json()},
-                          {"memory_bytes", budgets.memory_bytes > 0 ? nlohmann::json(budgets.memory_bytes) : nlohmann::json()}}},
-                        {"peak_bytes_is", peak_source},
-                        {"table", nlohmann::json::array()},
-                        {"recommended", nullptr},
-                        {"saved", saved_path.empty() ? nlohmann::json() : nlohmann::json(saved_path)},
-                        {"svg", svg_path.empty() ? nlohmann::json() : nlohmann::json(svg_path)}};
-    for (const TuneRow& r : *rows) j["table"].push_back(row_json(r, budgets));
-    if (best.ok())
-      j["recommended"] = {{"batch", cfg.batch},
-                          {"instances", cfg.instances},
-                          {"threads", cfg.threads},
-                          {"throughput_per_s", cfg.throughput_per_s},
-                          {"p99_ms", cfg.p99_ms},
-                          {"peak_bytes", cfg.peak_bytes}};
-    else
-      j["error"] = best.status().message();
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::printf("model        %s (%s, %s, %d threads, %.1f s per point)\n", a.model.c_str(), a.precision.c_str(),
-                plan::isa_name(host_cpu()).c_str(), total_threads, a.seconds);
-    char lat[32] = "none", mem[32] = "none";
-    if (budgets.latency_ms > 0) std::snprintf(lat, sizeof lat, "%.2f ms", budgets.latency_ms);
-    if (budgets.memory_bytes > 0) std::snprintf(mem, sizeof mem, "%.0f MiB", budgets.memory_bytes / kMiB);
-    std::printf("budgets      latency p99 %s, memory %s\n\n", lat, mem);
-    print_table(*rows, budgets, best_i);
-    std::printf("\npeak MiB: %s\nest MiB: from the plan: weights once + per instance arena, conv workspace and I/O\n\n",
-                peak_source);
-    if (best.ok())
-      std::printf("recommended  batch %lld, %s: %.1f img/s, p99 %.2f ms, %.0f MiB\n", static_cast<long long>(cfg.batch),
-                  split_name({cfg.instances, cfg.threads}).c_str(), cfg.throughput_per_s, cfg.p99_ms, cfg.peak_bytes / kMiB);
-    if (!saved_path.empty()) std::printf("saved        %s (bench uses it by default)\n", saved_path.c_str());
-    if (!svg_path.empty()) std::printf("chart        %s\n", svg_path.c_str());
+  if (t.best >= 0 && !a.no_save) {
+    if (Status st = save_tuned(a.model, a.precision, t.cfg); !st.ok())
+      std::fprintf(stderr, "systolic: note: the recommendation was not saved: %s\n", st.message().c_str());
+    else if (auto p = tuned_path(a.model, a.precision); p.ok())
+      t.saved = *p;
   }
-  if (!best.ok()) fail(best.status());
+  if (a.json) print_json(a, t);
+  else print_text(a, t);
+  if (!svg_error.ok()) return fail(svg_error);
+  if (t.best < 0) fail(Err("%s", t.error.c_str()));
 }
 
 }  // namespace
