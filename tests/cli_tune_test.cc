@@ -65,9 +65,9 @@ void expect_clean_error(const Result& r, const std::string& needle) {
   EXPECT_NE(err.find(needle), std::string::npos) << r.err;
 }
 
-std::string tiny_model(const std::string& name, uint32_t seed = 1) {
+std::string tiny_model(const std::string& name, uint32_t seed = 1, int64_t fixed_batch = 0) {
   const std::string p = dir() + "/" + name;
-  std::ofstream(p, std::ios::binary) << systolic::testing::tiny_conv_onnx(seed);
+  std::ofstream(p, std::ios::binary) << systolic::testing::tiny_conv_onnx(seed, fixed_batch);
   return p;
 }
 
@@ -171,6 +171,17 @@ TEST(CliTune, CompiledPlanTunesOnlyTheSplit) {
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_NE(b.err.find("using tuned configuration batch 4"), std::string::npos) << b.err;
   expect_clean_error(sh("tune " + plan + " --batches 2"), "fixed batch");
+}
+
+TEST(CliTune, FixedBatchOnnxTunesOnlyTheSplit) {
+  const std::string m = tiny_model("fixed3.onnx", 1, 3);
+  Result r = sh("tune " + m + " --seconds-per-point 0.05 --json --no-svg --no-save");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["table"].empty());
+  for (const auto& row : j["table"]) EXPECT_EQ(row["batch"], 3);
+  EXPECT_EQ(j["recommended"]["batch"], 3);
+  expect_clean_error(sh("tune " + m + " --batches 1,2"), "has a fixed batch of 3");
 }
 
 TEST(CliTune, NothingFitsATinyMemoryBudget) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <new>
+#include <onnx/onnx_pb.h>
+#include <set>
 #include <sstream>
 
 #include "base/cpu.h"
@@ -25,6 +27,26 @@ bool is_plan_file(const std::string& path) {
   char magic[8] = {};
   f.read(magic, 8);
   return f.gcount() == 8 && std::string(magic, 8) == "SYSTPLAN";
+}
+
+// The leading dimension of the model's first input when it is a fixed number (0 when it is
+// symbolic, or the file does not parse: loading it will say what is wrong).
+int64_t onnx_fixed_batch(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  onnx::ModelProto m;
+  if (bytes.size() > INT32_MAX || !m.ParseFromString(bytes)) return 0;
+  std::set<std::string> weights;
+  for (const auto& t : m.graph().initializer()) weights.insert(t.name());
+  for (const auto& in : m.graph().input()) {
+    if (weights.count(in.name())) continue;  // old exporters list initializers as inputs
+    const auto& shape = in.type().tensor_type().shape();
+    if (shape.dim_size() == 0 || !shape.dim(0).has_dim_value()) return 0;
+    return shape.dim(0).dim_value() > 0 ? shape.dim(0).dim_value() : 0;
+  }
+  return 0;
 }
 
 Status check_precision(const std::string& p) {
@@ -187,6 +209,12 @@ void tune(const TuneArgs& a, bool batches_given) {
     if (!p.ok()) return fail(p.status());
     program = *p;
     so.batches = {program->batch};
+  } else if (const int64_t fixed = onnx_fixed_batch(a.model); fixed > 0) {
+    // The batch dimension is not symbolic: every compile gives this batch.
+    if (batches_given && (a.batches.empty() || a.batches != std::to_string(fixed)))
+      return fail(Err("%s has a fixed batch of %lld (its input's first dimension is not symbolic); only threads and "
+                      "instances can be tuned", a.model.c_str(), static_cast<long long>(fixed)));
+    so.batches = {fixed};
   } else if (!a.batches.empty()) {
     auto b = parse_batches(a.batches);
     if (!b.ok()) return fail(b.status());
