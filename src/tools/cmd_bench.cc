@@ -1,20 +1,27 @@
-// `systolic bench MODEL [--batch N] [--threads T] [--iters N] [--json] [--profile F.json]`: latency
-// percentiles, throughput, peak RSS and achieved GFLOP/s against the measured fp32 peak.
+// `systolic bench MODEL [--batch N] [--threads T] [--instances N] [--iters N] [--json]
+// [--profile F.json]`: latency percentiles, throughput, peak RSS and achieved GFLOP/s against
+// the measured fp32 peak. Without --batch, --threads and --instances it runs the configuration
+// `systolic tune` saved for the model on this host, if there is one.
 #include <sys/resource.h>
 
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/cpu.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
+#include "tools/multi_instance.h"
 #include "tools/peak.h"
 #include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
-#include "tools/random_inputs.h"
 #include "tools/trace_json.h"
+#include "tools/tune_measure.h"
+#include "tools/tune_store.h"
 
 namespace systolic::tools {
+
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s");
   auto model = std::make_shared<std::string>();
@@ -26,10 +33,16 @@ void register_bench(CLI::App& app) {
   auto per_layer = std::make_shared<bool>(false);
   auto trace = std::make_shared<std::string>();
   auto no_cache = std::make_shared<bool>(false);
+  auto instances = std::make_shared<int>(1);
+  auto no_tuned = std::make_shared<bool>(false);
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
-  cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", *threads, "threads (default: one per core)");
-  cmd->add_option("--iters", *iters, "timed runs (default 20)")->check(CLI::PositiveNumber);
+  auto* batch_opt = cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
+  auto* threads_opt = cmd->add_option("--threads", *threads, "threads per instance (default: the cores shared out)");
+  auto* instances_opt = cmd->add_option("--instances", *instances,
+                                        "concurrent sessions of the plan; throughput is their sum (default 1)")
+                            ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-tuned", *no_tuned, "ignore the configuration saved by systolic tune");
+  cmd->add_option("--iters", *iters, "timed runs per instance (default 20)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", *warmup, "untimed runs first (default 3)");
   cmd->add_flag("--json", *json, "print one JSON object");
   cmd->add_flag("--per-layer", *per_layer, "time every step and print a per-layer table");
@@ -44,38 +57,51 @@ void register_bench(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
-    auto session = open_session(*model, mo, *threads);
-    if (!session.ok()) return fail(session.status());
-    runtime::Session& s = **session;
-    // Caller-owned buffers: the timed loop (run_into) allocates nothing.
-    IoBuffers io = make_io_buffers(s, 1);
-    for (int i = 0; i < *warmup; ++i)
-      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
-    if (!trace->empty()) s.set_trace(static_cast<std::size_t>(*iters));  // preallocated; a few clock reads per step
-    std::vector<double> ms;
-    ms.reserve(static_cast<std::size_t>(*iters));
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < *iters; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      Status st = s.run_into(io.in_ptrs, io.out_ptrs);
-      if (!st.ok()) return fail(st);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    int n = *instances, t = *threads;
+    const bool defaults = !batch_opt->count() && !threads_opt->count() && !instances_opt->count();
+    if (defaults && !*no_tuned && std::filesystem::is_regular_file(*model)) {
+      auto tuned = load_tuned(*model, "fp32");
+      if (!tuned.ok()) {
+        std::fprintf(stderr, "systolic: note: ignoring the tuned configuration: %s\n", tuned.status().message().c_str());
+      } else if (*tuned) {
+        const TunedConfig& c = **tuned;
+        mo.batch = c.batch;
+        n = c.instances;
+        t = c.threads;
+        std::fprintf(stderr, "systolic: using tuned configuration batch %lld, %s (from %s)\n",
+                     static_cast<long long>(c.batch), split_name({c.instances, c.threads}).c_str(), c.path.c_str());
+      }
     }
-    const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (t <= 0) t = std::max(1, host_cpu().cores / n);
+    auto prog = load_model(*model, mo);
+    if (!prog.ok()) return fail(prog.status());
+    auto inst = open_instances(*prog, n, t);
+    if (!inst.ok()) return fail(inst.status());
+    runtime::Session& s = *inst->sessions[0];
+    // Caller-owned buffers (open_instances): the timed loop (run_into) allocates nothing;
+    // with several instances each does --iters runs, all at once.
+    if (*warmup > 0)
+      if (auto w = run_instances(*inst, *warmup, 0); !w.ok()) return fail(w.status());
+    if (!trace->empty()) s.set_trace(static_cast<std::size_t>(*iters));  // preallocated; a few clock reads per step
+    auto timed = run_instances(*inst, *iters, 0);
+    if (!timed.ok()) return fail(timed.status());
+    const std::vector<double>& ms = timed->latency_ms;
     if (!trace->empty())
       if (Status st = write_chrome_trace(s, *trace); !st.ok()) return fail(st);
     if (*per_layer) {
-      // A separate timed pass, so per-step clock reads do not disturb the figures above.
+      // A separate timed pass of the first instance alone, so per-step clock reads do not
+      // disturb the figures above.
       s.set_trace(0);
       s.set_profiling(true);
       for (int i = 0; i < *iters; ++i)
-        if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+        if (Status st = s.run_into(inst->io[0].in_ptrs, inst->io[0].out_ptrs); !st.ok()) return fail(st);
     }
     const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9), p99 = percentile(ms, 0.99);
     const int64_t b = s.program().batch;
-    const double throughput = b * static_cast<double>(*iters) / total_s;
-    const double gflops = s.flops() / (p50 * 1e-3) / 1e9;
-    const double peak = measured_fp32_peak_gflops(s.threads());
+    const double throughput = b * static_cast<double>(timed->runs) / timed->wall_s;
+    // One instance: per-run speed; several: what they achieve together on all their threads.
+    const double gflops = n == 1 ? s.flops() / (p50 * 1e-3) / 1e9 : s.flops() * timed->runs / timed->wall_s / 1e9;
+    const double peak = measured_fp32_peak_gflops(s.threads() * n);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
@@ -84,6 +110,7 @@ void register_bench(CLI::App& app) {
     if (*json) {
       nlohmann::json j = {{"model", *model},       {"batch", b},
                           {"precision", "fp32"},   {"threads", s.threads()},
+                          {"instances", n},
                           {"isa", s.program().isa}, {"iters", *iters},
                           {"p50_ms", p50},         {"p90_ms", p90},
                           {"p99_ms", p99},         {"throughput_per_s", throughput},
@@ -102,9 +129,14 @@ void register_bench(CLI::App& app) {
       std::printf("%s\n", j.dump().c_str());
       return;
     }
-    std::printf("model       %s (batch %lld, fp32, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
-                s.program().isa.c_str(), s.threads());
-    std::printf("latency     p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   (%d runs)\n", p50, p90, p99, *iters);
+    if (n == 1)
+      std::printf("model       %s (batch %lld, fp32, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
+                  s.program().isa.c_str(), s.threads());
+    else
+      std::printf("model       %s (batch %lld, fp32, %s, %s)\n", model->c_str(), static_cast<long long>(b),
+                  s.program().isa.c_str(), split_name({n, s.threads()}).c_str());
+    std::printf("latency     p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   (%lld runs)\n", p50, p90, p99,
+                static_cast<long long>(timed->runs));
     std::printf("throughput  %.1f inferences/s\n", throughput);
     std::printf("compute     %.2f GFLOP per run, %.1f GFLOP/s = %.0f%% of the measured fp32 peak (%.0f GFLOP/s)\n",
                 s.flops() / 1e9, gflops, peak > 0 ? 100 * gflops / peak : 0.0, peak);

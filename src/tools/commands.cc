@@ -36,6 +36,7 @@ void register_commands(CLI::App& app) {
   register_profile(app);
   register_classify(app);
   register_preprocess(app);
+  register_tune(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {

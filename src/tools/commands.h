@@ -23,6 +23,7 @@ void register_simulate(CLI::App& app);
 void register_profile(CLI::App& app);
 void register_classify(CLI::App& app);
 void register_preprocess(CLI::App& app);
+void register_tune(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
