@@ -18,6 +18,7 @@
 #include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
 #include "tools/trace_json.h"
+#include "tools/tune_store.h"
 
 namespace systolic::tools {
 namespace {
@@ -77,7 +78,7 @@ void register_classify(CLI::App& app) {
     std::vector<std::string> images;
     int top = 5, threads = 0, instances = 1, loaders = 0, queue = 2;
     int64_t batch = 0;
-    bool progress = false, quiet = false, no_cache = false;
+    bool progress = false, quiet = false, no_cache = false, no_tuned = false;
   };
   auto o = std::make_shared<Opts>();
   auto pre = std::make_shared<PreprocessFlags>();
@@ -88,9 +89,10 @@ void register_classify(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "write results here (.csv or .jsonl); default: CSV on stdout");
   cmd->add_option("--format", o->format, "csv | jsonl (default: from the output's extension, else csv)");
   cmd->add_option("--summary-json", o->summary_json, "write the run's summary as JSON");
-  cmd->add_option("--batch", o->batch, "images per inference (default 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", o->threads, "inference threads in all (default: one per core)");
-  cmd->add_option("--instances", o->instances, "sessions running batches concurrently, threads split between them")->check(CLI::PositiveNumber);
+  auto* batch_opt = cmd->add_option("--batch", o->batch, "images per inference (default: tuned, else 1)")->check(CLI::PositiveNumber);
+  auto* threads_opt = cmd->add_option("--threads", o->threads, "inference threads in all (default: tuned, else one per core)");
+  auto* instances_opt = cmd->add_option("--instances", o->instances, "sessions running batches concurrently, threads split between them")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-tuned", o->no_tuned, "ignore the configuration `systolic tune` saved for the model");
   cmd->add_option("--loaders", o->loaders, "host threads decoding and resizing (default: 1 per 4 cores, at least 1)");
   cmd->add_option("--queue", o->queue, "batches buffered between stages (default 2)")->check(CLI::PositiveNumber);
   cmd->add_option("--profile", o->trace, "write a Chrome trace of every pipeline stage and kernel");
@@ -99,7 +101,21 @@ void register_classify(CLI::App& app) {
   cmd->add_flag("--no-cache", o->no_cache, "do not use the compile cache");
   add_preprocess_flags(cmd, pre);
   cmd->callback([=] {
-    const Opts& op = *o;
+    Opts op = *o;
+    // The configuration `systolic tune` saved for this model and host, unless one was given.
+    if (!batch_opt->count() && !threads_opt->count() && !instances_opt->count() && !op.no_tuned) {
+      auto tuned = load_tuned(op.model, "fp32");
+      if (!tuned.ok()) {
+        std::fprintf(stderr, "systolic: note: ignoring the tuned configuration: %s\n", tuned.status().message().c_str());
+      } else if (*tuned) {
+        const TunedConfig& c = **tuned;
+        op.batch = c.batch;
+        op.instances = c.instances;
+        op.threads = c.threads > 0 ? c.threads * c.instances : 0;
+        std::fprintf(stderr, "systolic: using tuned configuration batch %lld, %d instance(s) x %d threads (from %s)\n",
+                     static_cast<long long>(c.batch), c.instances, c.threads, c.path.c_str());
+      }
+    }
     ResultFormat fmt = ResultFormat::csv;
     if (op.format == "jsonl" || (op.format.empty() && (ends_with(op.output, ".jsonl") || ends_with(op.output, ".json"))))
       fmt = ResultFormat::jsonl;

@@ -8,8 +8,6 @@
 #include <new>
 #include <thread>
 
-#include "tools/percentile.h"
-
 namespace systolic::tools {
 
 Expected<Instances> open_instances(std::shared_ptr<const plan::Program> program, int count, int threads) {
