@@ -2,7 +2,6 @@
 // one-line error and exit status 1 (never a crash).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
@@ -13,61 +12,21 @@
 
 #include "image/image.h"
 #include "image/test_images.h"
+#include "tests/cli_run.h"
 #include "tools/tensor_io.h"
 
 namespace {
 
-struct Result {
-  int status = -1;  // exit code; -1 when killed by a signal
-  std::string out, err;
-};
+using systolic::testing::expect_clean_error;
+using systolic::testing::slurp;
+using Result = systolic::testing::CliResult;
 
 std::string dir() {
-  static const std::string d = [] {
-    std::string p = ::testing::TempDir() + "systolic_cli_" + std::to_string(getpid());
-    mkdir(p.c_str(), 0755);
-    return p;
-  }();
+  static const std::string d = systolic::testing::cli_dir("cli");
   return d;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-Result sh(const std::string& args) {
-  const std::string out = dir() + "/stdout", err = dir() + "/stderr";
-  // A private compile cache, so tests neither read nor fill the user's.
-  const std::string cmd = "SYSTOLIC_CACHE_DIR=" + dir() + "/cache " + std::string(SYSTOLIC_BINARY) + " " + args + " > " +
-                          out + " 2> " + err;
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-// stderr without the compile cache's progress lines ("systolic: compiled in ...", ...).
-std::string errors_only(const std::string& err) {
-  std::string out, line;
-  std::istringstream in(err);
-  while (std::getline(in, line))
-    if (line.rfind("systolic: compiled in ", 0) != 0 && line.rfind("systolic: using cached plan ", 0) != 0)
-      out += line + "\n";
-  return out;
-}
-
-void expect_clean_error(const Result& r, const std::string& needle) {
-  const std::string err = errors_only(r.err);
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(err.rfind("systolic: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(err.find(needle), std::string::npos) << r.err;
-}
+Result sh(const std::string& args) { return systolic::testing::run_cli(dir(), args); }
 
 const std::string& model() {
   static const std::string m = [] {

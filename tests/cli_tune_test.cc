@@ -2,67 +2,28 @@
 // bench then runs by default, compiled plans (fixed batch), and clean errors for bad input.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/cli_run.h"
 #include "tests/tiny_onnx.h"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
+using systolic::testing::expect_clean_error;
+using systolic::testing::slurp;
+using Result = systolic::testing::CliResult;
 
 std::string dir() {
-  static const std::string d = [] {
-    std::string p = ::testing::TempDir() + "systolic_cli_tune_" + std::to_string(getpid());
-    mkdir(p.c_str(), 0755);
-    return p;
-  }();
+  static const std::string d = systolic::testing::cli_dir("cli_tune");
   return d;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Runs the binary with a private cache directory (compiled plans and tune results).
+// A private cache directory (compiled plans and tune results), by name.
 Result sh(const std::string& args, const std::string& cache = "cache") {
-  const std::string out = dir() + "/stdout", err = dir() + "/stderr";
-  const std::string cmd = "SYSTOLIC_CACHE_DIR=" + dir() + "/" + cache + " " + std::string(SYSTOLIC_BINARY) + " " + args +
-                          " > " + out + " 2> " + err;
-  const int rc = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-// stderr without progress lines (compile cache, tune points).
-std::string errors_only(const std::string& err) {
-  std::string out, line;
-  std::istringstream in(err);
-  while (std::getline(in, line))
-    if (line.rfind("systolic: compiled in ", 0) != 0 && line.rfind("systolic: using cached plan ", 0) != 0 &&
-        line.rfind("systolic: tune: ", 0) != 0)
-      out += line + "\n";
-  return out;
-}
-
-void expect_clean_error(const Result& r, const std::string& needle) {
-  const std::string err = errors_only(r.err);
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(err.rfind("systolic: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(err.find(needle), std::string::npos) << r.err;
+  return systolic::testing::run_cli(dir(), args, cache);
 }
 
 std::string tiny_model(const std::string& name, uint32_t seed = 1, int64_t fixed_batch = 0) {

@@ -2,7 +2,6 @@
 // options, and bad images are a one-line error with exit status 1.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "image/image.h"
 #include "image/test_images.h"
+#include "tests/cli_run.h"
 #include "tools/tensor_io.h"
 
 namespace {
@@ -18,27 +18,12 @@ namespace {
 using namespace systolic;
 
 std::string dir() {
-  static const std::string d = [] {
-    std::string p = ::testing::TempDir() + "systolic_preprocess_" + std::to_string(getpid());
-    mkdir(p.c_str(), 0755);
-    return p;
-  }();
+  static const std::string d = systolic::testing::cli_dir("preprocess");
   return d;
 }
 
-struct Result {
-  int status = -1;
-  std::string err;
-};
-
-Result sh(const std::string& args) {
-  const std::string err = dir() + "/stderr";
-  const int rc = std::system((std::string(SYSTOLIC_BINARY) + " " + args + " > /dev/null 2> " + err).c_str());
-  std::ifstream f(err);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, ss.str()};
-}
+using Result = systolic::testing::CliResult;
+Result sh(const std::string& args) { return systolic::testing::run_cli(dir(), args); }
 
 void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -76,27 +61,20 @@ TEST(Preprocess, WritesWhatTheLibraryComputes) {
   EXPECT_EQ(t->data, img.rgb);
 }
 
-void expect_one_line_error(const Result& r, const std::string& needle) {
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("systolic: error: ", 0), 0u) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-}
-
 TEST(Preprocess, BadImagesAreOneLineErrors) {
   const std::string text = dir() + "/notes.jpg";
   std::ofstream(text) << "not an image\n";
-  expect_one_line_error(sh("preprocess " + text + " -o " + dir() + "/x.npy"),
+  systolic::testing::expect_clean_error(sh("preprocess " + text + " -o " + dir() + "/x.npy"),
                         text + ": not a JPEG or PNG image: it looks like text");
-  expect_one_line_error(sh("preprocess " + dir() + "/missing.jpg -o " + dir() + "/x.npy"), "No such file");
+  systolic::testing::expect_clean_error(sh("preprocess " + dir() + "/missing.jpg -o " + dir() + "/x.npy"), "No such file");
 
   std::vector<uint8_t> jpeg;
   ASSERT_TRUE(image::encode_jpeg(image::testing::make_image(300, 200, image::testing::Pattern::noise), 90, &jpeg).ok());
   jpeg.resize(jpeg.size() / 2);
   const std::string cut = dir() + "/cut.jpg";
   write_file(cut, jpeg);
-  expect_one_line_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy"), "corrupt JPEG: Premature end of JPEG file");
-  expect_one_line_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy --crop 0"), "must be positive");
+  systolic::testing::expect_clean_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy"), "corrupt JPEG: Premature end of JPEG file");
+  systolic::testing::expect_clean_error(sh("preprocess " + cut + " -o " + dir() + "/x.npy --crop 0"), "must be positive");
 }
 
 }  // namespace
