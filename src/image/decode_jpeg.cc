@@ -10,22 +10,16 @@
 
 #include <cstring>
 
+#include "image/jpeg_error.h"
 #include "image/decoders.h"
 
 namespace systolic::image {
 namespace {
 
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first, so a j_common_ptr's err can be cast back
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
+using jpeg::ErrorManager;
+using jpeg::no_output;
+using jpeg::on_error;
 
-[[noreturn]] void on_error(j_common_ptr cinfo) {
-  auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, e->message);
-  std::longjmp(e->jump, 1);
-}
 
 // Warnings that say nothing about the pixels: metadata we do not use, and stray bytes between
 // the last scan and EOI (some cameras write them; every pixel has been decoded by then).
@@ -41,8 +35,6 @@ void on_message(j_common_ptr cinfo, int level) {
   if (level >= 0 || harmless_warning(*cinfo->err)) return;
   on_error(cinfo);
 }
-
-void no_output(j_common_ptr) {}  // libjpeg never prints
 
 struct Job {
   jpeg_decompress_struct cinfo;

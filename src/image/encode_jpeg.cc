@@ -7,22 +7,14 @@
 #include <jpeglib.h>
 
 #include "image/image.h"
+#include "image/jpeg_error.h"
 
 namespace systolic::image {
 namespace {
 
-struct ErrorManager {
-  jpeg_error_mgr pub;  // first, so a j_common_ptr's err can be cast back
-  std::jmp_buf jump;
-  char message[JMSG_LENGTH_MAX];
-};
-
-[[noreturn]] void on_error(j_common_ptr cinfo) {
-  auto* e = reinterpret_cast<ErrorManager*>(cinfo->err);
-  (*cinfo->err->format_message)(cinfo, e->message);
-  std::longjmp(e->jump, 1);
-}
-void no_output(j_common_ptr) {}
+using jpeg::ErrorManager;
+using jpeg::no_output;
+using jpeg::on_error;
 
 struct Job {
   jpeg_compress_struct cinfo;

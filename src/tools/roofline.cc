@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tools/svg.h"
+
 namespace systolic::tools {
 namespace {
 
@@ -13,18 +15,6 @@ std::string fmt(const char* f, A... a) {
   char buf[512];
   std::snprintf(buf, sizeof buf, f, a...);
   return buf;
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
 }
 
 }  // namespace

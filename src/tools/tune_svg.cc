@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <set>
 
+#include "tools/svg.h"
+
 namespace systolic::tools {
 namespace {
 
@@ -13,18 +15,6 @@ constexpr double kW = 860, kH = 660;
 constexpr double kLeft = 80, kRight = 600;  // plot area, x
 constexpr double kLegendX = 630;
 const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"};
-
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else o += c;
-  }
-  return o;
-}
 
 std::string fmt(const char* f, double v) {
   char b[64];
@@ -63,7 +53,7 @@ std::string tune_svg(const std::vector<TuneRow>& rows, const std::string& title,
   s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%.0f", kW) + "\" height=\"" + fmt("%.0f", kH) +
        "\" viewBox=\"0 0 " + fmt("%.0f", kW) + " " + fmt("%.0f", kH) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   s += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s += "<text x=\"" + fmt("%.0f", kW / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + esc(title) + "</text>\n";
+  s += "<text x=\"" + fmt("%.0f", kW / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + xml_escape(title) + "</text>\n";
   if (batches.empty()) {
     s += "<text x=\"" + fmt("%.0f", kW / 2) + "\" y=\"" + fmt("%.0f", kH / 2) +
          "\" text-anchor=\"middle\">no configuration fits</text>\n</svg>\n";
@@ -136,7 +126,7 @@ std::string tune_svg(const std::vector<TuneRow>& rows, const std::string& title,
     const char* color = kColors[k % (sizeof kColors / sizeof kColors[0])];
     s += "<line x1=\"" + fmt("%.0f", kLegendX) + "\" y1=\"" + fmt("%.0f", ly) + "\" x2=\"" + fmt("%.0f", kLegendX + 24) +
          "\" y2=\"" + fmt("%.0f", ly) + "\" stroke=\"" + color + "\" stroke-width=\"2\"/>\n";
-    s += "<text x=\"" + fmt("%.0f", kLegendX + 30) + "\" y=\"" + fmt("%.0f", ly) + "\" dy=\"4\">" + esc(split_name(splits[k])) +
+    s += "<text x=\"" + fmt("%.0f", kLegendX + 30) + "\" y=\"" + fmt("%.0f", ly) + "\" dy=\"4\">" + xml_escape(split_name(splits[k])) +
          "</text>\n";
   }
   if (recommended >= 0) {
