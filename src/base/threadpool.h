@@ -7,13 +7,13 @@
 
 namespace systolic {
 
-// Flags for every parallel loop: workers sleep on a futex as soon as a loop ends instead of
-// spinning. A spinning worker burns its scheduler share, so when another process holds a core
-// the worker is descheduled and every loop waits a time slice for it (ResNet-50 on 2 threads
-// beside one busy process: 450 ms a run spinning, 141 ms sleeping); a sleeping worker is woken
-// with a fresh share and preempts at once. Unloaded, the wake-up costs nothing measurable
-// (54 vs 56 ms). It also leaves the CPU to a pipeline's loader threads between loops.
-constexpr uint32_t kPoolFlags = PTHREADPOOL_FLAG_YIELD_WORKERS;
+// Flags for every parallel loop, in one place. Workers spin between loops (pthreadpool's
+// default), which is fastest when the cores are ours: ResNet-50 on 2 threads, alternated runs,
+// 76 / 78 / 76 ms spinning vs 101-230 ms with PTHREADPOOL_FLAG_YIELD_WORKERS (each loop then
+// pays a futex wake-up). The cost is the other case: beside a CPU-bound process on a 2-core
+// machine a spinning worker loses its scheduler share and every loop waits a time slice for
+// it (450 ms a run spinning, 141 ms yielding). Run fewer threads than free cores there.
+constexpr uint32_t kPoolFlags = 0;
 
 struct ThreadPoolDeleter {
   void operator()(pthreadpool_t p) const { pthreadpool_destroy(p); }
