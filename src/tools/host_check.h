@@ -41,12 +41,24 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads);
 
 struct MeasuredStep {
   std::string name, op;
-  double ms = 0;  // median over the timed runs
+  double ms = 0;                // median over the timed runs
+  std::vector<double> runs_ms;  // the step's time in each timed run, in run order (may be empty)
 };
 
 struct CheckLayer {
   std::string name, op;
   double predicted_ms = 0, measured_ms = 0, error_pct = 0;
+  double q25_ms = 0, q75_ms = 0;  // run-to-run spread: quartiles over the timed runs
+  double top_share = 0;           // share of bootstrap resamples of the runs with it in the measured top
+};
+
+// A layer in one top set and not the other: predicted-only against measured-only, with the
+// share of bootstrap resamples in which the predicted-only layer ranks at or above the other.
+struct TopSwap {
+  std::string predicted_only, measured_only;
+  double predicted_only_ms = 0, measured_only_ms = 0;  // measured medians
+  double share = 0;
+  bool separated = false;  // share < kInseparableShare: the runs do order them
 };
 
 struct CheckReport {
@@ -61,17 +73,25 @@ struct CheckReport {
   // The measured set is a top-`top` of the prediction once layers predicted exactly as long as
   // the last predicted place (identical shapes) may stand in for one another.
   bool top_match_ties = false;
+  // Statistically: every swap is a pair of layers whose order the runs themselves cannot
+  // establish (host_check_stats.h: the predicted-only layer ranks at or above the measured-only
+  // one in at least kInseparableShare of the resamples). Equal to top_match when nothing swaps.
+  bool top_match_noise = false;
+  int top_overlap = 0;               // layers in both sets
+  std::vector<TopSwap> top_swaps;    // every predicted-only x measured-only pair
+  int resamples = 0, runs = 0;       // the bootstrap behind top_share and the swaps
 };
 
 // 100 * (predicted - measured) / measured (0 when nothing was measured).
 double error_pct(double predicted, double measured);
 // Pairs simulated layers with measured steps by name; `measured_total_ms` is the median run.
+// With per-run times on the steps, also the spread, the bootstrap top shares and the swaps.
 CheckReport compare_prediction(const sim::SimReport& r, const std::vector<MeasuredStep>& steps,
-                               double measured_total_ms, int top = 5);
+                               double measured_total_ms, int top = 5, int resamples = 2000);
 
 struct CheckOptions {
   int threads = 0;  // 0: one per core
-  int iters = 10, warmup = 3;
+  int iters = 30, warmup = 3;
 };
 // Measures the host, simulates `p` on it, times `p` in a profiling Session and compares.
 Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const CheckOptions& o);
