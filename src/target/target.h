@@ -38,6 +38,7 @@ struct HostConvModel {
   int mr = 6, nr = 16;
   double setup_cycles = 0, gather_cycles = 0;
   double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
+  double dram_gbs = 0;            // measured read bandwidth of a buffer past the L3 (0: offchip_gbs)
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
 };
 
@@ -95,6 +96,7 @@ struct HostMeasurements {
   double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
+  double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
 };
 // The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
 // microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.

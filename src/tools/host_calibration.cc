@@ -95,81 +95,91 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
 
 }  // namespace
 
-ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
-                                      int mr, int nr) {
-  ConvCalibration c;
-  const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  if (!k || peak_gflops <= 0 || mr <= 0 || nr <= 0) return c;
-  threads = std::max(1, threads);
-  // The simulator's clock and FMA width for this peak (cycles below are core-cycles at it).
-  target::HostMeasurements hm;
-  hm.threads = threads;
-  hm.fp32_peak_gflops = peak_gflops;
-  const target::Target t = target::host_target(host_cpu(), hm);
-  const double fma_width = peak_gflops / (2.0 * threads * t.clock_ghz);
-  const double c0 = mr * nr / fma_width;  // cycles per K step of one MR x NR tile at peak
-  // Core-cycles of a measured run, less the pool dispatch the simulator charges separately.
-  auto core_cycles = [&](double s) { return std::max(0.0, s * 1e6 - dispatch_us) * 1e3 * t.clock_ghz * threads; };
-  struct Shape {
-    kernels::ConvParams p;
-    double steps = 0, setups = 0, gathers = 0, cycles = -1;  // tile x panel K steps, events
-  };
-  auto shape = [&](const kernels::ConvParams& p) {
-    Shape s{p};
-    const sim::HostConvBlocking b = sim::host_conv_blocking(p, mr, nr, threads);
-    const sim::HostConvEvents e = sim::host_conv_events(b);
-    s.steps = double(b.tiles) * b.panels * b.k;
-    s.setups = e.setups;
-    s.gathers = e.gathers;
-    return s;
-  };
-  // Wide and narrow 3x3 convs on the row-pointer path: 128 channels per tap (kCalibWideTap), and
-  // 24 (kCalibNarrowTap), about the fewest that path runs a 3x3 with (3 * 24 = 72 floats per
-  // kernel row > 64: not merged). The stem shape (3 channels, 7x7, stride 2) is merged
-  // (21-float rows) and packed (K = 147): rows are gathered once per tile x kernel row.
-  // Five interleaved rounds; per shape the fastest round's median: the kernel's own cost. (The
-  // median round let one burst of load on a shared 2-core VM swing the rate by 2x.)
-  Shape wide = shape(calib_shape(128, 128, 32, 3, 1)), narrow = shape(calib_shape(24, 128, 32, 3, 1)),
-        stem = shape(calib_shape(3, 64, 128, 7, 2));
-  {
-    std::vector<double> tw, tn, ts;
-    for (int round = 0; round < 5; ++round) {
-      tw.push_back(time_conv_s(k, wide.p, threads));
-      tn.push_back(time_conv_s(k, narrow.p, threads));
-      ts.push_back(time_conv_s(k, stem.p, threads));
-    }
-    auto best = [](const std::vector<double>& v) {
-      double b = -1;
-      for (double x : v)
-        if (x > 0 && (b < 0 || x < b)) b = x;
-      return b;
-    };
-    const double w = best(tw), n = best(tn), st = best(ts);
-    if (w > 0) wide.cycles = core_cycles(w);
-    if (n > 0) narrow.cycles = core_cycles(n);
-    if (st > 0) stem.cycles = core_cycles(st);
+kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
+kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
+kernels::ConvParams calib_stem() { return calib_shape(3, 64, 128, 7, 2); }
+
+namespace {
+
+// The v in [lo, hi] where the increasing f reaches `target` (lo when f(lo) is already there).
+template <class F>
+double solve_increasing(F f, double target, double lo, double hi) {
+  if (f(lo) >= target) return lo;
+  while (f(hi) < target && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) < target ? lo : hi) = mid;
   }
-  if (wide.cycles <= 0) return c;
-  // x: the wide conv's cycles per tile K step, its own (hidden) setup included; the narrow
-  // conv's excess over that rate is its exposed setup per tile x panel x tap (host_setup_exposure
-  // weighs it 1 there, 0 at the wide one).
-  const double x = std::max(wide.cycles / wide.steps, c0);  // never faster than the FMA peak
-  double s = 0;
-  if (narrow.cycles > 0 && narrow.setups > 0) s = std::max(0.0, (narrow.cycles - narrow.steps * x) / narrow.setups);
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, double wide_s,
+                                       double narrow_s, double stem_s) {
+  ConvCalibration c;
+  const int threads = std::max(1, m.threads);
+  if (m.fp32_peak_gflops <= 0 || m.tile_rows <= 0 || m.tile_cols <= 0 || wide_s <= 0) return c;
+  // The simulator's host with this tile and these bandwidths, its conv model on; the cycles below
+  // are its core-cycles (at the clock the peak implies), elapsed.
+  target::HostMeasurements hm = m;
+  hm.threads = threads;
+  hm.conv_efficiency = 1;
+  hm.tap_setup_cycles = hm.gather_cycles = 0;
+  const target::Target t = target::host_target(host_cpu(), hm);
+  const double fma_width = m.fp32_peak_gflops / (2.0 * threads * t.clock_ghz);
+  const double c0 = m.tile_rows * m.tile_cols / fma_width;  // cycles per K step of one MR x NR tile at peak
+  // Elapsed cycles of a measured run, less the pool dispatch the simulator charges separately.
+  auto elapsed = [&](double secs) { return std::max(0.0, secs * 1e6 - dispatch_us) * 1e3 * t.clock_ghz; };
+  // The model's elapsed cycles for a calibration conv (weights stay in the caches between its runs).
+  auto model = [&](const kernels::ConvParams& p, double step, double setup, double gather) {
+    target::Target x = t;
+    x.host_conv.setup_cycles = setup;
+    x.host_conv.gather_cycles = gather;
+    return sim::host_conv_time(p, x, step, false).cycles;
+  };
+  // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
+  // included) as long as measured, never faster than the FMA peak; then the setup per tile x
+  // panel x tap that does the same for the narrow conv (host_setup_exposure weighs it 1 there, 0
+  // at the wide one), and the gather per tile x kernel row for the stem.
+  const double x = solve_increasing([&](double v) { return model(calib_wide(), v, 0, 0); }, elapsed(wide_s), c0, 4 * c0);
+  double s = 0, g = 0;
+  if (narrow_s > 0)
+    s = solve_increasing([&](double v) { return model(calib_narrow(), x, v, 0); }, elapsed(narrow_s), 0, 100);
+  if (stem_s > 0)
+    g = solve_increasing([&](double v) { return model(calib_stem(), x, s, v); }, elapsed(stem_s), 0, 500);
   c.efficiency = c0 / x;
   c.setup_cycles = s;
-  // What the stem takes beyond its K steps is the gather.
-  c.gather_cycles = 0;
-  if (stem.cycles > 0 && stem.gathers > 0)
-    c.gather_cycles = std::max(0.0, (stem.cycles - stem.steps * x - stem.setups * s) / stem.gathers);
+  c.gather_cycles = g;
   c.ok = true;
   return c;
+}
+
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us) {
+  const kernels::ConvKernel* k = kernels::conv_find(kernel);
+  if (!k) return {};
+  const int threads = std::max(1, m.threads);
+  // Five interleaved rounds; per shape the fastest round's median: the kernel's own cost. (The
+  // median round let one burst of load on a shared 2-core VM swing the rate by 2x.)
+  std::vector<double> tw, tn, ts;
+  for (int round = 0; round < 5; ++round) {
+    tw.push_back(time_conv_s(k, calib_wide(), threads));
+    tn.push_back(time_conv_s(k, calib_narrow(), threads));
+    ts.push_back(time_conv_s(k, calib_stem(), threads));
+  }
+  auto best = [](const std::vector<double>& v) {
+    double b = -1;
+    for (double x : v)
+      if (x > 0 && (b < 0 || x < b)) b = x;
+    return b;
+  };
+  return solve_conv_calibration(m, dispatch_us, best(tw), best(tn), best(ts));
 }
 
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us) {
   const kernels::ConvKernel* k = kernels::conv_find(kernel);
   if (!k || peak_gflops <= 0) return 0;
-  const kernels::ConvParams p = calib_shape(128, 128, 32, 3, 1);
+  const kernels::ConvParams p = calib_wide();
   const double secs = time_conv_s(k, p, threads);
   if (secs <= 0) return 0;
   const double flops = 2.0 * p.oh * p.ow * p.oc * p.ic * 9;
@@ -247,19 +257,24 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads) {
   m.launch_us = measured_dispatch_us(threads);
   const std::string k = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
   if (k.empty()) return m;
-  const ConvCalibration c = calibrate_conv_kernel(k, threads, m.fp32_peak_gflops, m.launch_us, m.tile_rows, m.tile_cols);
-  if (c.ok && k.find("igemm") != std::string::npos) {
-    m.conv_efficiency = c.efficiency;
-    m.tap_setup_cycles = c.setup_cycles;
-    m.gather_cycles = c.gather_cycles;
+  if (k.find("igemm") != std::string::npos) {
     const CpuFeatures& cpu = host_cpu();
-    // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads
-    // (past every L2, as re-read weights of 2+ MiB are).
+    const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
+    // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads (past
+    // every L2, as re-read weights of 2+ MiB are); DRAM: twice the L3 over all threads (where
+    // the weights of a model larger than the L3 come from on their first touch in a run).
     m.l2_read_gbs = measured_read_gbs(threads, cpu.l2_bytes / 4);
-    m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / std::max(1, threads), 2 * cpu.l2_bytes));
-  } else {
-    m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
+    m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / t, 2 * cpu.l2_bytes));
+    m.dram_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(2 * cpu.l3_bytes, std::size_t{64} << 20) / t);
+    const ConvCalibration c = calibrate_conv_kernel(k, m, m.launch_us);
+    if (c.ok) {
+      m.conv_efficiency = c.efficiency;
+      m.tap_setup_cycles = c.setup_cycles;
+      m.gather_cycles = c.gather_cycles;
+      return m;
+    }
   }
+  m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
   return m;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv/conv.h"
 #include "plan/program.h"
 #include "sim/simulate.h"
 #include "target/target.h"
@@ -20,16 +21,26 @@ double measured_dispatch_us(int threads);
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
 // The conv kernel's structure costs (sim/host_conv.h), from three calibration convs timed on
-// `threads` threads: wide (3x3, 128 -> 128, 32x32) and narrow (3x3, 24 -> 128, 32x32) on the
-// row-pointer path give the cycles per tile K step (-> efficiency = MR*NR/FMA width / that) and
-// per tile x panel x tap setup; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed
-// path gives the cycles per tile x kernel-row gather.
+// m.threads threads, each solved for with the simulator's own model of that conv (tile
+// shares, tasks, busiest thread) on a host with m's peak, tile and bandwidths: wide (3x3,
+// 128 -> 128, 32x32) gives the cycles per full-tile K step (-> efficiency = MR*NR/FMA width /
+// that); narrow (3x3, 24 -> 128, 32x32), with that, the setup per tile x panel x tap; the stem
+// shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the cycles per tile x kernel-row
+// gather. `dispatch_us` is taken off every timed call.
 struct ConvCalibration {
   bool ok = false;
   double efficiency = 0, setup_cycles = 0, gather_cycles = 0;
 };
-ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
-                                      int mr, int nr);
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
+// The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
+// kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels) and the stem-like packed
+// one (3 -> 64, 7x7 stride 2 pad 3, 128x128). Synthetic shapes, not any model's layers.
+kernels::ConvParams calib_wide();
+kernels::ConvParams calib_narrow();
+kernels::ConvParams calib_stem();
+// calibrate_conv_kernel's arithmetic on given timings (seconds per call, <= 0: not measured).
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, double wide_s,
+                                       double narrow_s, double stem_s);
 // Best GB/s of summing a `bytes_per_thread` buffer per thread on `threads` threads (L2- or
 // L3-resident by its size).
 double measured_read_gbs(int threads, std::size_t bytes_per_thread);
