@@ -93,9 +93,9 @@ target::Target host(int cores) {
   t.host_conv.enabled = true;
   t.host_conv.mr = 6;
   t.host_conv.nr = 16;
-  t.host_conv.l2_gbs = 1e6;  // effectively free unless a test says otherwise
-  t.host_conv.l3_gbs = 1e6;
-  t.host_conv.dram_gbs = 1e6;
+  t.host_conv.l2_gbs = 1e12;  // effectively free unless a test says otherwise
+  t.host_conv.l3_gbs = 1e12;
+  t.host_conv.dram_gbs = 1e12;
   t.host_conv.l2_bytes_per_core = 512 << 10;
   t.host_conv.l3_bytes = 32 << 20;
   return t;
@@ -178,6 +178,34 @@ TEST(HostConvSim, ThreeByThreePaysExposedSetupPerTilePanelTap) {
   EXPECT_NEAR(h.busy, 8 * full + 2 * last, 1e-6);
   // Thread 0: blocks 0, 1 and half of 2 (5 full tasks); thread 1: the rest (3 full, 2 last).
   EXPECT_NEAR(h.cycles, 5 * full, 1e-6);
+}
+
+// Strided rows restart per tile x panel x kernel row in panel-outer order, per tile x kernel row
+// in pixel-outer order; contiguous rows (stride 1, the packed stem) never.
+TEST(HostConvSim, StridedRowsRestartPerPanelOnlyInPanelOuterOrder) {
+  target::Target t = host(1);
+  t.host_conv.restart_cycles = 100;
+  // 1x1 stride 2, 256 -> 512, 56 -> 28: M = 784 in 5 blocks of 162 rows (+136): 27 * 4 + 23 =
+  // 131 tiles; 32 panels of 256 x 16 floats (512 KiB): panel-outer. Zero-cost K steps isolate it.
+  const kernels::ConvParams ds = conv(56, 256, 512, 1, 2, 0);
+  const HostConvBlocking b = host_conv_blocking(ds, 6, 16, 1);
+  EXPECT_TRUE(b.strided_rows);
+  EXPECT_FALSE(b.pixel_outer);
+  EXPECT_EQ(b.tiles, 131);
+  EXPECT_NEAR(host_conv_time(ds, t, 0, false).cycles, 131 * 32 * 100.0, 1e-3);
+  // 1x1 stride 2, 128 -> 256, 64 -> 32: 16 panels of 8 KiB fit the L2 budget: pixel-outer, one
+  // restart per tile (M = 1024: 3 blocks of 342 rows (+340), 57 tiles each).
+  const kernels::ConvParams po = conv(64, 128, 256, 1, 2, 0);
+  EXPECT_TRUE(host_conv_blocking(po, 6, 16, 1).pixel_outer);
+  EXPECT_NEAR(host_conv_time(po, t, 0, false).cycles, 171 * 100.0, 1e-3);
+  // 3x3 stride 2, 256 -> 256, 28 -> 14, pad 1: 3 kernel rows, 16 panels of 2304 x 16 floats.
+  const kernels::ConvParams c3 = conv(28, 256, 256, 3, 2, 1);
+  const HostConvBlocking b3 = host_conv_blocking(c3, 6, 16, 1);
+  EXPECT_FALSE(b3.pixel_outer);
+  EXPECT_NEAR(host_conv_time(c3, t, 0, false).cycles, b3.tiles * 16 * 3 * 100.0, 1e-3);
+  // Stride 1 and the packed stem: none.
+  EXPECT_FALSE(host_conv_blocking(conv(28, 256, 256, 3, 1, 1), 6, 16, 1).strided_rows);
+  EXPECT_FALSE(host_conv_blocking(conv(224, 3, 64, 7, 2, 3), 6, 16, 1).strided_rows);
 }
 
 // A 1x1 stride-1 conv reads its rows in place: no setup, no gather.

@@ -10,10 +10,12 @@
 #include "base/threadpool.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "kernels/peak/peak.h"
 #include "sim/host_conv.h"
 #include "target/target.h"
 #include "tools/bandwidth.h"
 #include "tools/host_check.h"
+#include "tools/host_check_calibrator.h"
 #include "tools/peak.h"
 
 namespace systolic::tools {
@@ -98,6 +100,7 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
 kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
 kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
 kernels::ConvParams calib_stem() { return calib_shape(3, 64, 128, 7, 2); }
+kernels::ConvParams calib_strided() { return calib_shape(128, 512, 112, 1, 2); }
 
 namespace {
 
@@ -115,65 +118,56 @@ double solve_increasing(F f, double target, double lo, double hi) {
 
 }  // namespace
 
-ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, double wide_s,
-                                       double narrow_s, double stem_s) {
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s) {
   ConvCalibration c;
   const int threads = std::max(1, m.threads);
-  if (m.fp32_peak_gflops <= 0 || m.tile_rows <= 0 || m.tile_cols <= 0 || wide_s <= 0) return c;
+  if (m.fp32_peak_gflops <= 0 || m.tile_rows <= 0 || m.tile_cols <= 0 || s.wide <= 0) return c;
   // The simulator's host with this tile and these bandwidths, its conv model on; the cycles below
   // are its core-cycles (at the clock the peak implies), elapsed.
   target::HostMeasurements hm = m;
   hm.threads = threads;
   hm.conv_efficiency = 1;
-  hm.tap_setup_cycles = hm.gather_cycles = 0;
+  hm.tap_setup_cycles = hm.gather_cycles = hm.restart_cycles = 0;
   const target::Target t = target::host_target(host_cpu(), hm);
   const double fma_width = m.fp32_peak_gflops / (2.0 * threads * t.clock_ghz);
   const double c0 = m.tile_rows * m.tile_cols / fma_width;  // cycles per K step of one MR x NR tile at peak
   // Elapsed cycles of a measured run, less the pool dispatch the simulator charges separately.
   auto elapsed = [&](double secs) { return std::max(0.0, secs * 1e6 - dispatch_us) * 1e3 * t.clock_ghz; };
   // The model's elapsed cycles for a calibration conv (weights stay in the caches between its runs).
-  auto model = [&](const kernels::ConvParams& p, double step, double setup, double gather) {
+  auto model = [&](const kernels::ConvParams& p, double step, double setup, double gather, double restart) {
     target::Target x = t;
     x.host_conv.setup_cycles = setup;
     x.host_conv.gather_cycles = gather;
+    x.host_conv.restart_cycles = restart;
     return sim::host_conv_time(p, x, step, false).cycles;
   };
   // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
   // included) as long as measured, never faster than the FMA peak; then the setup per tile x
   // panel x tap that does the same for the narrow conv (host_setup_exposure weighs it 1 there, 0
-  // at the wide one), and the gather per tile x kernel row for the stem.
-  const double x = solve_increasing([&](double v) { return model(calib_wide(), v, 0, 0); }, elapsed(wide_s), c0, 4 * c0);
-  double s = 0, g = 0;
-  if (narrow_s > 0)
-    s = solve_increasing([&](double v) { return model(calib_narrow(), x, v, 0); }, elapsed(narrow_s), 0, 100);
-  if (stem_s > 0)
-    g = solve_increasing([&](double v) { return model(calib_stem(), x, s, v); }, elapsed(stem_s), 0, 500);
+  // at the wide one), the gather per tile x kernel row for the stem, and the restart per tile x
+  // panel for the strided 1x1 (128-float taps: no setup).
+  const double x = solve_increasing([&](double v) { return model(calib_wide(), v, 0, 0, 0); }, elapsed(s.wide), c0, 4 * c0);
+  double setup = 0, gather = 0, restart = 0;
+  if (s.narrow > 0)
+    setup = solve_increasing([&](double v) { return model(calib_narrow(), x, v, 0, 0); }, elapsed(s.narrow), 0, 100);
+  if (s.stem > 0)
+    gather = solve_increasing([&](double v) { return model(calib_stem(), x, setup, v, 0); }, elapsed(s.stem), 0, 500);
+  if (s.strided > 0)
+    restart = solve_increasing([&](double v) { return model(calib_strided(), x, setup, gather, v); }, elapsed(s.strided),
+                               0, 500);
   c.efficiency = c0 / x;
-  c.setup_cycles = s;
-  c.gather_cycles = g;
+  c.setup_cycles = setup;
+  c.gather_cycles = gather;
+  c.restart_cycles = restart;
   c.ok = true;
   return c;
 }
 
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us) {
-  const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  if (!k) return {};
-  const int threads = std::max(1, m.threads);
-  // Five interleaved rounds; per shape the fastest round's median: the kernel's own cost. (The
-  // median round let one burst of load on a shared 2-core VM swing the rate by 2x.)
-  std::vector<double> tw, tn, ts;
-  for (int round = 0; round < 5; ++round) {
-    tw.push_back(time_conv_s(k, calib_wide(), threads));
-    tn.push_back(time_conv_s(k, calib_narrow(), threads));
-    ts.push_back(time_conv_s(k, calib_stem(), threads));
-  }
-  auto best = [](const std::vector<double>& v) {
-    double b = -1;
-    for (double x : v)
-      if (x > 0 && (b < 0 || x < b)) b = x;
-    return b;
-  };
-  return solve_conv_calibration(m, dispatch_us, best(tw), best(tn), best(ts));
+  ConvCalibrator cal(kernel, m.threads);
+  if (!cal.ok()) return {};
+  for (int round = 0; round < kCalibRounds; ++round) cal.round();
+  return solve_calibration_rounds(m, dispatch_us, cal.rounds());
 }
 
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us) {
@@ -268,9 +262,11 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads) {
     m.dram_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(2 * cpu.l3_bytes, std::size_t{64} << 20) / t);
     const ConvCalibration c = calibrate_conv_kernel(k, m, m.launch_us);
     if (c.ok) {
+      m.fp32_peak_gflops = std::max(m.fp32_peak_gflops, c.peak_gflops);
       m.conv_efficiency = c.efficiency;
       m.tap_setup_cycles = c.setup_cycles;
       m.gather_cycles = c.gather_cycles;
+      m.restart_cycles = c.restart_cycles;
       return m;
     }
   }

@@ -5,6 +5,7 @@
 #include "sim/host_conv.h"
 #include "target/target.h"
 #include "tools/host_check.h"
+#include "tools/host_check_calibrator.h"
 
 namespace systolic::tools {
 namespace {
@@ -26,29 +27,72 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   const target::Target t = target::host_target(host_cpu(), base);
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
-  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150;
+  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
   auto secs = [&](const kernels::ConvParams& p, double step) {
     target::Target u = t;
     u.host_conv.setup_cycles = setup;
     u.host_conv.gather_cycles = gather;
+    u.host_conv.restart_cycles = restart;
     return sim::host_conv_time(p, u, step, false).cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
-  const ConvCalibration c =
-      solve_conv_calibration(m, m.launch_us, secs(calib_wide(), x), secs(calib_narrow(), x), secs(calib_stem(), x));
+  const ConvCalibration c = solve_conv_calibration(
+      m, m.launch_us, {secs(calib_wide(), x), secs(calib_narrow(), x), secs(calib_stem(), x), secs(calib_strided(), x)});
   ASSERT_TRUE(c.ok);
   EXPECT_NEAR(c.efficiency, 0.8, 1e-6);
   EXPECT_NEAR(c.setup_cycles, setup, 1e-3);
   EXPECT_NEAR(c.gather_cycles, gather, 1e-3);
+  EXPECT_NEAR(c.restart_cycles, restart, 1e-3);
   // Faster than the FMA peak allows: the rate stays at the peak and the excess is not setup.
-  const ConvCalibration fast = solve_conv_calibration(m, m.launch_us, 0.5 * secs(calib_wide(), c0),
-                                                      0.5 * secs(calib_narrow(), c0), -1);
+  const ConvCalibration fast =
+      solve_conv_calibration(m, m.launch_us, {0.5 * secs(calib_wide(), c0), 0.5 * secs(calib_narrow(), c0)});
   ASSERT_TRUE(fast.ok);
   EXPECT_DOUBLE_EQ(fast.efficiency, 1.0);
   EXPECT_DOUBLE_EQ(fast.setup_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.gather_cycles, 0.0);
+  EXPECT_DOUBLE_EQ(fast.restart_cycles, 0.0);
   // Nothing timed: no calibration.
-  EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, -1, -1, -1).ok);
+  EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, {}).ok);
+}
+
+TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
+  target::HostMeasurements m;
+  m.threads = 1;
+  m.fp32_peak_gflops = 90;
+  m.tile_rows = 6;
+  m.tile_cols = 16;
+  m.l3_read_gbs = 60;
+  m.dram_read_gbs = 18;
+  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 4.4e-3;
+  const ConvCalibration clean = solve_conv_calibration(m, 0.05, {wide, narrow, stem, strided});
+  ASSERT_TRUE(clean.ok);
+  // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
+  // the peak sampled at most 100 GFLOP/s (a loaded sample at 50).
+  CalibrationRounds r;
+  const double load[] = {1, 1, 2, 1, 1.05, 1, 1};
+  for (int i = 0; i < 7; ++i) {
+    r.wide_s.push_back(wide * load[i]);
+    r.narrow_s.push_back(narrow * load[i] * (i == 5 ? 1.8 : 1));
+    r.stem_s.push_back(stem * load[i]);
+    r.strided_s.push_back(strided * load[i]);
+    r.peak_gflops.push_back(i == 2 ? 50 : 100);
+  }
+  const ConvCalibration c = solve_calibration_rounds(m, 0.05, r);
+  ASSERT_TRUE(c.ok);
+  EXPECT_DOUBLE_EQ(c.peak_gflops, 100);
+  // The same as the clean times at the higher peak (the cycle the rates count in).
+  target::HostMeasurements m100 = m;
+  m100.fp32_peak_gflops = 100;
+  const ConvCalibration expect = solve_conv_calibration(m100, 0.05, {wide, narrow, stem, strided});
+  EXPECT_NEAR(c.efficiency, expect.efficiency, 1e-9);
+  EXPECT_NEAR(c.setup_cycles, expect.setup_cycles, 1e-6);
+  EXPECT_NEAR(c.gather_cycles, expect.gather_cycles, 1e-6);
+  EXPECT_NEAR(c.restart_cycles, expect.restart_cycles, 1e-6);
+  EXPECT_GT(expect.restart_cycles, 0);
+  // A shape the kernel does not take is left out; no wide conv, no calibration.
+  r.stem_s.assign(7, -1);
+  EXPECT_DOUBLE_EQ(solve_calibration_rounds(m, 0.05, r).gather_cycles, 0);
+  EXPECT_FALSE(solve_calibration_rounds(m, 0.05, CalibrationRounds{}).ok);
 }
 
 TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
@@ -61,6 +105,14 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   EXPECT_TRUE(s.pack);
   EXPECT_EQ(s.m, 64 * 64);
   EXPECT_EQ(s.k, 147);
+  // The strided 1x1 runs panel-outer on 1 and 2 threads (its 32 panels of 128 x 16 floats take
+  // 256 KiB), so it restarts its rows per tile x panel.
+  for (int threads : {1, 2}) {
+    const sim::HostConvBlocking d = sim::host_conv_blocking(calib_strided(), 6, 16, threads);
+    EXPECT_TRUE(d.strided_rows) << threads;
+    EXPECT_FALSE(d.pixel_outer) << threads;
+    EXPECT_EQ(d.tap_len, sim::kCalibWideTap) << threads;  // no exposed setup
+  }
 }
 
 }  // namespace

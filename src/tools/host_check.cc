@@ -173,9 +173,10 @@ std::string format_check(const CheckReport& c) {
   out += buf;
   if (h.tap_setup_cycles >= 0) {
     std::snprintf(buf, sizeof buf,
-                  "conv kernel: tap setup %.1f cycles/tile/panel/tap, row gather %.1f cycles/tile/row; "
-                  "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM %.1f GB/s\n\n",
-                  h.tap_setup_cycles, h.gather_cycles, h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs);
+                  "conv kernel: tap setup %.1f cycles/tile/panel/tap, row gather %.1f cycles/tile/row, strided row "
+                  "restart %.1f cycles/tile/panel/row; read L2 %.0f GB/s, L3 %.0f GB/s, DRAM %.1f GB/s\n\n",
+                  h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.restart_cycles), h.l2_read_gbs, h.l3_read_gbs,
+                  h.dram_read_gbs);
     out.pop_back();
     out += buf;
   }
@@ -223,6 +224,7 @@ nlohmann::json check_json(const CheckReport& c) {
                {"conv_efficiency", c.host.conv_efficiency}, {"launch_us", c.host.launch_us},
                {"tile", std::to_string(c.host.tile_rows) + "x" + std::to_string(c.host.tile_cols)},
                {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
+               {"restart_cycles", c.host.restart_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
                {"dram_read_gbs", c.host.dram_read_gbs}};
   j["layers"] = nlohmann::json::array();

@@ -20,27 +20,37 @@ double measured_dispatch_us(int threads);
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernel's structure costs (sim/host_conv.h), from three calibration convs timed on
-// m.threads threads, each solved for with the simulator's own model of that conv (tile
-// shares, tasks, busiest thread) on a host with m's peak, tile and bandwidths: wide (3x3,
-// 128 -> 128, 32x32) gives the cycles per full-tile K step (-> efficiency = MR*NR/FMA width /
-// that); narrow (3x3, 24 -> 128, 32x32), with that, the setup per tile x panel x tap; the stem
-// shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the cycles per tile x kernel-row
-// gather. `dispatch_us` is taken off every timed call.
+// The conv kernel's structure costs (sim/host_conv.h), from four calibration convs timed on
+// m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
+// the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
+// peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
+// (-> efficiency = MR*NR/FMA width / that); narrow (3x3, 24 -> 128, 32x32), with that, the setup
+// per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
+// cycles per tile x kernel-row gather; the strided 1x1 (128 -> 512, stride 2, 112x112, panel-outer
+// on 1 or 2 threads) the restart per tile x panel of rows that are not contiguous.
+// `dispatch_us` is taken off every timed call.
+constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
-  double efficiency = 0, setup_cycles = 0, gather_cycles = 0;
+  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0;
+  double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
-// kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels) and the stem-like packed
-// one (3 -> 64, 7x7 stride 2 pad 3, 128x128). Synthetic shapes, not any model's layers.
+// kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
+// one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (128 -> 512, stride 2,
+// 112x112). Synthetic shapes, not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
-// calibrate_conv_kernel's arithmetic on given timings (seconds per call, <= 0: not measured).
-ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, double wide_s,
-                                       double narrow_s, double stem_s);
+kernels::ConvParams calib_strided();
+// Seconds per call of each calibration conv (<= 0: not measured).
+struct CalibrationTimes {
+  double wide = -1, narrow = -1, stem = -1, strided = -1;
+};
+// calibrate_conv_kernel's arithmetic on given timings.
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);
+
 // Best GB/s of summing a `bytes_per_thread` buffer per thread on `threads` threads (L2- or
 // L3-resident by its size).
 double measured_read_gbs(int threads, std::size_t bytes_per_thread);
