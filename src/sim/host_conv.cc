@@ -51,7 +51,7 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   b.mblocks = cdiv(M, b.mc);
   b.pb = b.pack ? b.panels : std::max<int64_t>(1, b.panels / std::max<int64_t>(1, cdiv(want, b.mblocks)));
   b.pixel_outer = b.pb * b.k * nr * 4 <= kL2Budget;
-  b.strided_rows = !b.direct && !b.pack && p.sw > 1;
+  b.strided_rows = !b.direct && !b.pack && p.kw < p.sw;
   // Each block of len rows runs ceil(len / MR) tiles of equal size; the last block is the rest.
   b.tiles = b.tile_equiv = 0;
   for (int64_t blk = 0; blk < b.mblocks; ++blk) {
@@ -159,8 +159,8 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     const double gbs = position(j) == first_pos[static_cast<std::size_t>(g)] ? first_gbs : again_gbs;
     const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
     const double wait = np * std::max(0.0, transfer - first_tile);
-    const double restarts = b.strided_rows ? double(nt) * p.kh * (b.pixel_outer ? 1 : np) : 0;
-    const double c = np * (tiles * kstep + nt * setup) + nt * gather + restarts * h.restart_cycles + wait;
+    const double restarts = b.strided_rows ? double(nt) * np * p.kh : 0;
+    const double c = np * (tiles * kstep + nt * (setup + h.call_cycles)) + nt * gather + restarts * h.restart_cycles + wait;
     out.weight_wait += wait;
     out.busy += c;
     costs.push_back(c);

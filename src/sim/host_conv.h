@@ -25,7 +25,9 @@ struct HostConvBlocking {
   int64_t tiles = 0;              // MR-row tiles over all M blocks
   int64_t pb = 1;                 // panels per task (all of them on the packed path)
   bool pixel_outer = false;       // a task's weights fit the L2 budget: tiles outer, panels inner
-  bool strided_rows = false;      // row-pointer path with x stride > 1: a tile's rows are apart
+  // Row-pointer path with gaps between a tile's rows (kernel narrower than the x stride: the
+  // 1x1 stride-2 downsamples): their streams do not run on into each other.
+  bool strided_rows = false;
   // Full-tile equivalents of all tiles (sum of host_tile_share over every tile of every block).
   double tile_equiv = 0;
 };
@@ -73,8 +75,8 @@ struct HostConvTime {
 };
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
-// host_tile_share(rows), plus the tile's row setups or gathers, and with strided rows a restart
-// per kernel row (per tile x panel in panel-outer order, per tile in pixel-outer order). A task's first tile reads each of
+// host_tile_share(rows), plus a fixed cost per call (tile x panel), the tile's row setups or
+// gathers, and with strided rows a restart per tile x panel x kernel row. A task's first tile reads each of
 // its panels' weights (K x NR floats) from where they are: DRAM when `weights_from_dram` (the
 // plan's weights outgrow the L3) or L3 on their first pass in this conv, else (a later pass over
 // the same panels) host_reread_gbs; the threads share that level's bandwidth, and the transfer

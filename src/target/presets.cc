@@ -182,6 +182,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.setup_cycles = m.tap_setup_cycles;
     t.host_conv.gather_cycles = m.gather_cycles;
     t.host_conv.restart_cycles = std::max(0.0, m.restart_cycles);
+    t.host_conv.call_cycles = std::max(0.0, m.call_cycles);
     t.host_conv.l2_gbs = m.l2_read_gbs;
     t.host_conv.l3_gbs = m.l3_read_gbs;
     t.host_conv.dram_gbs = m.dram_read_gbs;

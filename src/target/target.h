@@ -37,10 +37,13 @@ struct HostConvModel {
   bool enabled = false;
   int mr = 6, nr = 16;
   double setup_cycles = 0, gather_cycles = 0;
-  // Per tile x panel x kernel row whose MR rows are not contiguous (x stride > 1 on the
-  // row-pointer path), core-cycles: re-read from L2 for every panel in panel-outer order, the
-  // rows restart the hardware prefetchers each time (once per tile in pixel-outer order).
+  // Per tile x panel x kernel row whose MR rows have gaps between them (a kernel narrower than
+  // its x stride on the row-pointer path), core-cycles: each row is a stream of its own that
+  // the next row does not continue.
   double restart_cycles = 0;
+  // Per tile x panel call of the microkernel, core-cycles: its store, epilogue and loop setup,
+  // beyond what the calibrated K-step rate holds (which amortises them over a 1152-step call).
+  double call_cycles = 0;
   double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
   double dram_gbs = 0;            // measured read bandwidth of a buffer past the L3 (0: offchip_gbs)
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
@@ -100,6 +103,7 @@ struct HostMeasurements {
   double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
   double restart_cycles = -1;      // per strided row restart (HostConvModel), core-cycles
+  double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
 };

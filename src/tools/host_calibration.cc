@@ -100,7 +100,8 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
 kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
 kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
 kernels::ConvParams calib_stem() { return calib_shape(3, 64, 128, 7, 2); }
-kernels::ConvParams calib_strided() { return calib_shape(128, 512, 112, 1, 2); }
+kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
+kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 
 namespace {
 
@@ -127,38 +128,54 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   target::HostMeasurements hm = m;
   hm.threads = threads;
   hm.conv_efficiency = 1;
-  hm.tap_setup_cycles = hm.gather_cycles = hm.restart_cycles = 0;
+  hm.tap_setup_cycles = hm.gather_cycles = hm.restart_cycles = hm.call_cycles = 0;
   const target::Target t = target::host_target(host_cpu(), hm);
   const double fma_width = m.fp32_peak_gflops / (2.0 * threads * t.clock_ghz);
   const double c0 = m.tile_rows * m.tile_cols / fma_width;  // cycles per K step of one MR x NR tile at peak
   // Elapsed cycles of a measured run, less the pool dispatch the simulator charges separately.
   auto elapsed = [&](double secs) { return std::max(0.0, secs * 1e6 - dispatch_us) * 1e3 * t.clock_ghz; };
-  // The model's elapsed cycles for a calibration conv (weights stay in the caches between its runs).
-  auto model = [&](const kernels::ConvParams& p, double step, double setup, double gather, double restart) {
+  // The model's elapsed cycles for a calibration conv with per-event costs `e` (its weights stay
+  // in the caches between its runs).
+  struct Events {
+    double setup = 0, gather = 0, restart = 0, call = 0;
+  };
+  auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
     target::Target x = t;
-    x.host_conv.setup_cycles = setup;
-    x.host_conv.gather_cycles = gather;
-    x.host_conv.restart_cycles = restart;
+    x.host_conv.setup_cycles = e.setup;
+    x.host_conv.gather_cycles = e.gather;
+    x.host_conv.restart_cycles = e.restart;
+    x.host_conv.call_cycles = e.call;
     return sim::host_conv_time(p, x, step, false).cycles;
   };
   // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
-  // included) as long as measured, never faster than the FMA peak; then the setup per tile x
-  // panel x tap that does the same for the narrow conv (host_setup_exposure weighs it 1 there, 0
-  // at the wide one), the gather per tile x kernel row for the stem, and the restart per tile x
-  // panel for the strided 1x1 (128-float taps: no setup).
-  const double x = solve_increasing([&](double v) { return model(calib_wide(), v, 0, 0, 0); }, elapsed(s.wide), c0, 4 * c0);
-  double setup = 0, gather = 0, restart = 0;
+  // included) as long as measured, never faster than the FMA peak, and the cost per call that
+  // does the same for the short-K 1x1 (64 K steps a call) with that x; both convs hold both, so
+  // the pair is solved by turns (a contraction: the wide conv's 1152-step calls barely see it).
+  Events e;
+  double x = c0;
+  for (int turn = 0; turn < 6; ++turn) {
+    x = solve_increasing([&](double v) { return model(calib_wide(), v, e); }, elapsed(s.wide), c0, 4 * c0);
+    if (s.short_k <= 0) break;
+    e.call = solve_increasing([&](double v) { return model(calib_short(), x, Events{0, 0, 0, v}); }, elapsed(s.short_k), 0,
+                              2000);
+  }
+  // Then the setup per tile x panel x tap for the narrow conv (host_setup_exposure weighs it 1
+  // there, 0 at the wide one), the gather per tile x kernel row for the stem, and the restart
+  // per tile x panel for the strided 1x1 (192-float taps: no setup), each with the ones before.
   if (s.narrow > 0)
-    setup = solve_increasing([&](double v) { return model(calib_narrow(), x, v, 0, 0); }, elapsed(s.narrow), 0, 100);
+    e.setup = solve_increasing([&](double v) { return model(calib_narrow(), x, Events{v, 0, 0, e.call}); },
+                               elapsed(s.narrow), 0, 100);
   if (s.stem > 0)
-    gather = solve_increasing([&](double v) { return model(calib_stem(), x, setup, v, 0); }, elapsed(s.stem), 0, 500);
+    e.gather = solve_increasing([&](double v) { return model(calib_stem(), x, Events{e.setup, v, 0, e.call}); },
+                                elapsed(s.stem), 0, 500);
   if (s.strided > 0)
-    restart = solve_increasing([&](double v) { return model(calib_strided(), x, setup, gather, v); }, elapsed(s.strided),
-                               0, 500);
+    e.restart = solve_increasing([&](double v) { return model(calib_strided(), x, Events{e.setup, e.gather, v, e.call}); },
+                                 elapsed(s.strided), 0, 500);
   c.efficiency = c0 / x;
-  c.setup_cycles = setup;
-  c.gather_cycles = gather;
-  c.restart_cycles = restart;
+  c.setup_cycles = e.setup;
+  c.gather_cycles = e.gather;
+  c.restart_cycles = e.restart;
+  c.call_cycles = e.call;
   c.ok = true;
   return c;
 }
@@ -243,15 +260,14 @@ std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
   return best;
 }
 
-target::HostMeasurements measure_host(const plan::Program& p, int threads) {
+target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel) {
   target::HostMeasurements m;
   m.threads = threads;
   m.fp32_peak_gflops = measured_fp32_peak_gflops(threads);
   m.dram_gbs = measured_memory_bandwidth_gbs(threads);
   m.launch_us = measured_dispatch_us(threads);
-  const std::string k = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
-  if (k.empty()) return m;
-  if (k.find("igemm") != std::string::npos) {
+  *conv_kernel = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
+  if (conv_kernel->find("igemm") != std::string::npos) {
     const CpuFeatures& cpu = host_cpu();
     const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
     // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads (past
@@ -260,17 +276,30 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads) {
     m.l2_read_gbs = measured_read_gbs(threads, cpu.l2_bytes / 4);
     m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / t, 2 * cpu.l2_bytes));
     m.dram_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(2 * cpu.l3_bytes, std::size_t{64} << 20) / t);
-    const ConvCalibration c = calibrate_conv_kernel(k, m, m.launch_us);
-    if (c.ok) {
-      m.fp32_peak_gflops = std::max(m.fp32_peak_gflops, c.peak_gflops);
-      m.conv_efficiency = c.efficiency;
-      m.tap_setup_cycles = c.setup_cycles;
-      m.gather_cycles = c.gather_cycles;
-      m.restart_cycles = c.restart_cycles;
-      return m;
-    }
   }
-  m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
+  return m;
+}
+
+void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel, target::HostMeasurements* m) {
+  if (c.ok && kernel.find("igemm") != std::string::npos) {
+    m->fp32_peak_gflops = std::max(m->fp32_peak_gflops, c.peak_gflops);
+    m->conv_efficiency = c.efficiency;
+    m->tap_setup_cycles = c.setup_cycles;
+    m->gather_cycles = c.gather_cycles;
+    m->restart_cycles = c.restart_cycles;
+    m->call_cycles = c.call_cycles;
+    if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
+  } else if (!kernel.empty()) {
+    m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);
+  }
+}
+
+target::HostMeasurements measure_host(const plan::Program& p, int threads) {
+  std::string kernel;
+  target::HostMeasurements m = measure_host_rates(p, threads, &kernel);
+  ConvCalibration c;
+  if (kernel.find("igemm") != std::string::npos) c = calibrate_conv_kernel(kernel, m, m.launch_us);
+  apply_conv_calibration(c, kernel, &m);
   return m;
 }
 

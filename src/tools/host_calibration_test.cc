@@ -27,22 +27,25 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   const target::Target t = target::host_target(host_cpu(), base);
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
-  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90;
+  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90, call = 60;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
   auto secs = [&](const kernels::ConvParams& p, double step) {
     target::Target u = t;
     u.host_conv.setup_cycles = setup;
     u.host_conv.gather_cycles = gather;
     u.host_conv.restart_cycles = restart;
+    u.host_conv.call_cycles = call;
     return sim::host_conv_time(p, u, step, false).cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
-  const ConvCalibration c = solve_conv_calibration(
-      m, m.launch_us, {secs(calib_wide(), x), secs(calib_narrow(), x), secs(calib_stem(), x), secs(calib_strided(), x)});
+  const CalibrationTimes times{secs(calib_wide(), x), secs(calib_narrow(), x), secs(calib_stem(), x),
+                               secs(calib_strided(), x), secs(calib_short(), x)};
+  const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
-  EXPECT_NEAR(c.efficiency, 0.8, 1e-6);
-  EXPECT_NEAR(c.setup_cycles, setup, 1e-3);
-  EXPECT_NEAR(c.gather_cycles, gather, 1e-3);
-  EXPECT_NEAR(c.restart_cycles, restart, 1e-3);
+  EXPECT_NEAR(c.efficiency, 0.8, 1e-4);
+  EXPECT_NEAR(c.call_cycles, call, 0.05);
+  EXPECT_NEAR(c.setup_cycles, setup, 0.05);
+  EXPECT_NEAR(c.gather_cycles, gather, 0.05);
+  EXPECT_NEAR(c.restart_cycles, restart, 0.05);
   // Faster than the FMA peak allows: the rate stays at the peak and the excess is not setup.
   const ConvCalibration fast =
       solve_conv_calibration(m, m.launch_us, {0.5 * secs(calib_wide(), c0), 0.5 * secs(calib_narrow(), c0)});
@@ -51,6 +54,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_DOUBLE_EQ(fast.setup_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.gather_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.restart_cycles, 0.0);
+  EXPECT_DOUBLE_EQ(fast.call_cycles, 0.0);
   // Nothing timed: no calibration.
   EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, {}).ok);
 }
@@ -63,11 +67,14 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   m.tile_cols = 16;
   m.l3_read_gbs = 60;
   m.dram_read_gbs = 18;
-  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 4.4e-3;
-  const ConvCalibration clean = solve_conv_calibration(m, 0.05, {wide, narrow, stem, strided});
+  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3;
+  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k};
+  const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
-  // the peak sampled at most 100 GFLOP/s (a loaded sample at 50).
+  // the peak sampled at most 100 GFLOP/s (a loaded sample at 50); DRAM 16..22 GB/s but 9 in round
+  // 2. The median round is 1x (four rounds of seven are), and every ratio is the clean one but
+  // round 5's narrow.
   CalibrationRounds r;
   const double load[] = {1, 1, 2, 1, 1.05, 1, 1};
   for (int i = 0; i < 7; ++i) {
@@ -75,20 +82,27 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.narrow_s.push_back(narrow * load[i] * (i == 5 ? 1.8 : 1));
     r.stem_s.push_back(stem * load[i]);
     r.strided_s.push_back(strided * load[i]);
+    r.short_s.push_back(short_k * load[i]);
+    r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
   const ConvCalibration c = solve_calibration_rounds(m, 0.05, r);
   ASSERT_TRUE(c.ok);
   EXPECT_DOUBLE_EQ(c.peak_gflops, 100);
-  // The same as the clean times at the higher peak (the cycle the rates count in).
+  // The same as the clean times at the higher peak (the cycle the rates count in) and the
+  // median DRAM read.
+  EXPECT_DOUBLE_EQ(c.dram_read_gbs, 19);
   target::HostMeasurements m100 = m;
   m100.fp32_peak_gflops = 100;
-  const ConvCalibration expect = solve_conv_calibration(m100, 0.05, {wide, narrow, stem, strided});
+  m100.dram_read_gbs = 19;
+  const ConvCalibration expect = solve_conv_calibration(m100, 0.05, clean_times);
   EXPECT_NEAR(c.efficiency, expect.efficiency, 1e-9);
   EXPECT_NEAR(c.setup_cycles, expect.setup_cycles, 1e-6);
   EXPECT_NEAR(c.gather_cycles, expect.gather_cycles, 1e-6);
   EXPECT_NEAR(c.restart_cycles, expect.restart_cycles, 1e-6);
+  EXPECT_NEAR(c.call_cycles, expect.call_cycles, 1e-6);
   EXPECT_GT(expect.restart_cycles, 0);
+  EXPECT_GT(expect.call_cycles, 0);
   // A shape the kernel does not take is left out; no wide conv, no calibration.
   r.stem_s.assign(7, -1);
   EXPECT_DOUBLE_EQ(solve_calibration_rounds(m, 0.05, r).gather_cycles, 0);
@@ -105,14 +119,11 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   EXPECT_TRUE(s.pack);
   EXPECT_EQ(s.m, 64 * 64);
   EXPECT_EQ(s.k, 147);
-  // The strided 1x1 runs panel-outer on 1 and 2 threads (its 32 panels of 128 x 16 floats take
-  // 256 KiB), so it restarts its rows per tile x panel.
-  for (int threads : {1, 2}) {
-    const sim::HostConvBlocking d = sim::host_conv_blocking(calib_strided(), 6, 16, threads);
-    EXPECT_TRUE(d.strided_rows) << threads;
-    EXPECT_FALSE(d.pixel_outer) << threads;
-    EXPECT_EQ(d.tap_len, sim::kCalibWideTap) << threads;  // no exposed setup
-  }
+  // The strided 1x1 has gaps between its rows and 192-float taps (no exposed setup).
+  const sim::HostConvBlocking d = sim::host_conv_blocking(calib_strided(), 6, 16, 1);
+  EXPECT_TRUE(d.strided_rows);
+  EXPECT_EQ(d.tap_len, 192);
+  EXPECT_DOUBLE_EQ(sim::host_setup_exposure(d.tap_len), 0);
 }
 
 }  // namespace

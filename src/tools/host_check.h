@@ -20,33 +20,36 @@ double measured_dispatch_us(int threads);
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernel's structure costs (sim/host_conv.h), from four calibration convs timed on
+// The conv kernel's structure costs (sim/host_conv.h), from six calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
-// (-> efficiency = MR*NR/FMA width / that); narrow (3x3, 24 -> 128, 32x32), with that, the setup
+// (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
+// the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
 // per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
-// cycles per tile x kernel-row gather; the strided 1x1 (128 -> 512, stride 2, 112x112, panel-outer
-// on 1 or 2 threads) the restart per tile x panel of rows that are not contiguous.
+// cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
+// per tile x panel of rows with gaps between them.
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
-  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0;
+  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
+  double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
-// one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (128 -> 512, stride 2,
-// 112x112). Synthetic shapes, not any model's layers.
+// one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
+// 56x56) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes, not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
 kernels::ConvParams calib_strided();
+kernels::ConvParams calib_short();
 // Seconds per call of each calibration conv (<= 0: not measured).
 struct CalibrationTimes {
-  double wide = -1, narrow = -1, stem = -1, strided = -1;
+  double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1;
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);
@@ -57,7 +60,14 @@ double measured_read_gbs(int threads, std::size_t bytes_per_thread);
 // The plan's dominant conv kernel (most FLOPs) and its register tile parsed from the name
 // ("conv_f32_igemm_6x16_avx2" -> 6 x 16); rows/cols 0 when the name carries none.
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols);
-// Everything the host preset needs, measured now on `threads` threads.
+// Everything the host preset needs but the conv calibration, measured now on `threads` threads:
+// peak, memcpy, dispatch, the plan's dominant conv kernel (`conv_kernel`) and its tile, and for
+// the igemm kernel the L2 / L3 / DRAM read bandwidths.
+target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel);
+// Puts a conv calibration into m (the highest peak seen with it); for a kernel the calibration
+// does not model (or when it failed), the kernel's plain efficiency on the wide shape.
+void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel, target::HostMeasurements* m);
+// All of it, the conv calibration in kCalibRounds rounds of its own.
 target::HostMeasurements measure_host(const plan::Program& p, int threads);
 
 struct MeasuredStep {

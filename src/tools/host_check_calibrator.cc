@@ -62,13 +62,17 @@ struct ConvCalibrator::Conv {
   }
 };
 
-ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads)
-    : threads_(std::max(1, threads)), pool_(make_thread_pool(threads_)) {
+ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpool_t pool)
+    : threads_(std::max(1, threads)), own_(pool ? ThreadPool(nullptr) : make_thread_pool(threads_)),
+      pool_(pool ? pool : own_.get()) {
   const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided()}) {
+  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short()}) {
     convs_.push_back(std::make_unique<Conv>(k, p));
-    for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_.get());
+    for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
+  const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
+  dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
+  sink_.assign(static_cast<std::size_t>(threads_) * 16, 0.0f);
 }
 
 ConvCalibrator::~ConvCalibrator() = default;
@@ -86,37 +90,75 @@ void ConvCalibrator::round() {
     x->flops[i] = kernels::peak_fp32(host_cpu(), 2'000'000, &x->sink[i]);
   };
   const auto t0 = clock_type::now();
-  pthreadpool_parallelize_1d(pool_.get(), task, &ctx, static_cast<size_t>(threads_), 0);
+  pthreadpool_parallelize_1d(pool_, task, &ctx, static_cast<size_t>(threads_), 0);
   const double s = seconds_since(t0);
   double flops = 0;
   for (double f : ctx.flops) flops += f;
   rounds_.peak_gflops.push_back(s > 0 ? flops / s / 1e9 : 0);
-  rounds_.wide_s.push_back(convs_[0]->run_s(pool_.get()));
-  rounds_.narrow_s.push_back(convs_[1]->run_s(pool_.get()));
-  rounds_.stem_s.push_back(convs_[2]->run_s(pool_.get()));
-  rounds_.strided_s.push_back(convs_[3]->run_s(pool_.get()));
+  rounds_.wide_s.push_back(convs_[0]->run_s(pool_));
+  rounds_.narrow_s.push_back(convs_[1]->run_s(pool_));
+  rounds_.stem_s.push_back(convs_[2]->run_s(pool_));
+  rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
+  rounds_.short_s.push_back(convs_[4]->run_s(pool_));
+  // DRAM: every thread sums its slice of a buffer twice the L3 (nothing else touched it since
+  // the last round, so it comes from memory).
+  struct Read {
+    const float* data;
+    std::size_t slice;
+    float* sink;
+  } rd{dram_.data(), dram_.size() / static_cast<std::size_t>(threads_) / 64 * 64, sink_.data()};
+  auto read = [](void* c, size_t i) {
+    auto* x = static_cast<Read*>(c);
+    using v8 = float __attribute__((vector_size(32)));
+    const float* p = x->data + i * x->slice;
+    v8 a0{}, a1{}, a2{}, a3{};
+    for (std::size_t j = 0; j + 32 <= x->slice; j += 32) {
+      v8 b0, b1, b2, b3;
+      __builtin_memcpy(&b0, p + j, 32);
+      __builtin_memcpy(&b1, p + j + 8, 32);
+      __builtin_memcpy(&b2, p + j + 16, 32);
+      __builtin_memcpy(&b3, p + j + 24, 32);
+      a0 += b0, a1 += b1, a2 += b2, a3 += b3;
+    }
+    const v8 s = a0 + a1 + a2 + a3;
+    x->sink[i * 16] += s[0] + s[7];
+  };
+  const auto r0 = clock_type::now();
+  pthreadpool_parallelize_1d(pool_, read, &rd, static_cast<size_t>(threads_), 0);
+  const double rs = seconds_since(r0);
+  rounds_.dram_gbs.push_back(rs > 0 ? double(rd.slice) * threads_ * sizeof(float) / rs / 1e9 : 0);
 }
 
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  std::vector<double> ratio[3];  // narrow, stem, strided over the same round's wide
-  const std::vector<double>* other[3] = {&r.narrow_s, &r.stem_s, &r.strided_s};
+  std::vector<double> ratio[4];  // narrow, stem, strided, short over the same round's wide
+  const std::vector<double>* other[4] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
     wide.push_back(r.wide_s[i]);
-    for (int k = 0; k < 3; ++k)
+    for (int k = 0; k < 4; ++k)
       if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
   }
   for (double g : r.peak_gflops) peak = std::max(peak, g);
   if (wide.empty()) return {};
+  // The median wide call (the rounds run between the model's timed runs, whose medians they are
+  // compared with); the others keep their ratio to the wide call of their round, which a burst
+  // spanning the round leaves be.
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
+  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
-  ConvCalibration c = solve_conv_calibration(hm, dispatch_us, {w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2])});
+  // The DRAM the rounds saw: what the first pass over each conv's weights waits for.
+  std::vector<double> dram;
+  for (double g : r.dram_gbs)
+    if (g > 0) dram.push_back(g);
+  if (!dram.empty()) hm.dram_read_gbs = quantile(dram, 0.5);
+  ConvCalibration c = solve_conv_calibration(hm, dispatch_us, times);
   c.peak_gflops = peak;
+  c.dram_read_gbs = dram.empty() ? 0 : hm.dram_read_gbs;
   return c;
 }
 
