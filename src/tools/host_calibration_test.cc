@@ -37,8 +37,8 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
     u.host_conv.call_cycles = call;
     return sim::host_conv_time(p, u, step, false).cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
-  const CalibrationTimes times{secs(calib_wide(), x), secs(calib_narrow(), x), secs(calib_stem(), x),
-                               secs(calib_strided(), x), secs(calib_short(), x)};
+  const CalibrationTimes times{secs(calib_wide(), x),    secs(calib_narrow(), x), secs(calib_stem(), x),
+                               secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x)};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
   EXPECT_NEAR(c.efficiency, 0.8, 1e-4);
@@ -67,8 +67,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   m.tile_cols = 16;
   m.l3_read_gbs = 60;
   m.dram_read_gbs = 18;
-  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3;
-  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k};
+  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3, twin = 1.35e-3;
+  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin};
   const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
@@ -83,6 +83,7 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.stem_s.push_back(stem * load[i]);
     r.strided_s.push_back(strided * load[i]);
     r.short_s.push_back(short_k * load[i]);
+    r.twin_s.push_back(twin * load[i]);
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -124,6 +125,18 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   EXPECT_TRUE(d.strided_rows);
   EXPECT_EQ(d.tap_len, 192);
   EXPECT_DOUBLE_EQ(sim::host_setup_exposure(d.tap_len), 0);
+  // Its twin is the same GEMM with the same blocking and loop order, read in place.
+  for (int threads : {1, 2, 4}) {
+    const sim::HostConvBlocking a = sim::host_conv_blocking(calib_strided(), 6, 16, threads);
+    const sim::HostConvBlocking b = sim::host_conv_blocking(calib_strided_twin(), 6, 16, threads);
+    EXPECT_TRUE(b.direct);
+    EXPECT_EQ(a.m, b.m);
+    EXPECT_EQ(a.k, b.k);
+    EXPECT_EQ(a.panels, b.panels);
+    EXPECT_EQ(a.mc, b.mc);
+    EXPECT_EQ(a.pb, b.pb);
+    EXPECT_EQ(a.pixel_outer, b.pixel_outer);
+  }
 }
 
 }  // namespace

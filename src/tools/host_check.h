@@ -28,7 +28,8 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
 // per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
 // cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
-// per tile x panel of rows with gaps between them.
+// per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
+// the same GEMM).
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
@@ -41,15 +42,17 @@ ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::H
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
 // one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
-// 56x56) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes, not any model's layers.
+// 56x56) with its stride-1 twin (28x28) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes,
+// not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
 kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
+kernels::ConvParams calib_strided_twin();
 // Seconds per call of each calibration conv (<= 0: not measured).
 struct CalibrationTimes {
-  double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1;
+  double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

@@ -66,7 +66,7 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
     : threads_(std::max(1, threads)), own_(pool ? ThreadPool(nullptr) : make_thread_pool(threads_)),
       pool_(pool ? pool : own_.get()) {
   const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short()}) {
+  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short(), calib_strided_twin()}) {
     convs_.push_back(std::make_unique<Conv>(k, p));
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
@@ -100,6 +100,7 @@ void ConvCalibrator::round() {
   rounds_.stem_s.push_back(convs_[2]->run_s(pool_));
   rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
   rounds_.short_s.push_back(convs_[4]->run_s(pool_));
+  rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
   // DRAM: every thread sums its slice of a buffer twice the L3 (nothing else touched it since
   // the last round, so it comes from memory).
   struct Read {
@@ -109,19 +110,16 @@ void ConvCalibrator::round() {
   } rd{dram_.data(), dram_.size() / static_cast<std::size_t>(threads_) / 64 * 64, sink_.data()};
   auto read = [](void* c, size_t i) {
     auto* x = static_cast<Read*>(c);
-    using v8 = float __attribute__((vector_size(32)));
+    using v4 = float __attribute__((vector_size(16)));
     const float* p = x->data + i * x->slice;
-    v8 a0{}, a1{}, a2{}, a3{};
+    v4 a0{}, a1{}, a2{}, a3{}, a4{}, a5{}, a6{}, a7{};  // independent sums: loads, not adds, bound it
     for (std::size_t j = 0; j + 32 <= x->slice; j += 32) {
-      v8 b0, b1, b2, b3;
-      __builtin_memcpy(&b0, p + j, 32);
-      __builtin_memcpy(&b1, p + j + 8, 32);
-      __builtin_memcpy(&b2, p + j + 16, 32);
-      __builtin_memcpy(&b3, p + j + 24, 32);
-      a0 += b0, a1 += b1, a2 += b2, a3 += b3;
+      v4 b[8];
+      __builtin_memcpy(b, p + j, sizeof b);
+      a0 += b[0], a1 += b[1], a2 += b[2], a3 += b[3], a4 += b[4], a5 += b[5], a6 += b[6], a7 += b[7];
     }
-    const v8 s = a0 + a1 + a2 + a3;
-    x->sink[i * 16] += s[0] + s[7];
+    const v4 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    x->sink[i * 16] += s[0] + s[1] + s[2] + s[3];
   };
   const auto r0 = clock_type::now();
   pthreadpool_parallelize_1d(pool_, read, &rd, static_cast<size_t>(threads_), 0);
@@ -132,13 +130,13 @@ void ConvCalibrator::round() {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  std::vector<double> ratio[4];  // narrow, stem, strided, short over the same round's wide
-  const std::vector<double>* other[4] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s};
+  std::vector<double> ratio[5];  // narrow, stem, strided, short, twin over the same round's wide
+  const std::vector<double>* other[5] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s, &r.twin_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
     wide.push_back(r.wide_s[i]);
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < 5; ++k)
       if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
   }
   for (double g : r.peak_gflops) peak = std::max(peak, g);
@@ -148,7 +146,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   // spanning the round leaves be.
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
-  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3])};
+  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

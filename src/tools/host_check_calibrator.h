@@ -18,7 +18,7 @@ namespace systolic::tools {
 // Seconds per call of each calibration conv and the FMA peak (GFLOP/s), one entry per round
 // (<= 0: the kernel does not take that shape).
 struct CalibrationRounds {
-  std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, peak_gflops;
+  std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, peak_gflops;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
 };
 
@@ -44,7 +44,7 @@ class ConvCalibrator {
 
  private:
   struct Conv;
-  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short
+  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin
   std::vector<float> dram_;                   // read by round() in `threads` slices
   std::vector<float> sink_;
   int threads_ = 1;
