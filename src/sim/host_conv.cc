@@ -76,9 +76,18 @@ HostConvEvents host_conv_events(const HostConvBlocking& b) {
 
 double host_reread_gbs(double weight_bytes, const target::Target& t) {
   const auto& h = t.host_conv;
+  const double dram = h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;
   if (h.l2_bytes_per_core > 0 && weight_bytes <= double(h.l2_bytes_per_core) && h.l2_gbs > 0) return h.l2_gbs;
+  // The measured re-read of the smallest probe at least this large; past the largest, memory.
+  bool measured = false;
+  for (std::size_t i = 0; i < target::kRereadProbes.size(); ++i) {
+    if (h.reread_gbs[i] <= 0) continue;
+    measured = true;
+    if (weight_bytes <= double(target::kRereadProbes[i])) return h.reread_gbs[i];
+  }
+  if (measured) return dram;
   if (h.l3_bytes > 0 && weight_bytes <= double(h.l3_bytes) && h.l3_gbs > 0) return h.l3_gbs;
-  return h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;
+  return dram;
 }
 
 double pool_makespan(const std::vector<double>& costs, int threads) {

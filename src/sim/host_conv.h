@@ -56,8 +56,10 @@ struct HostConvEvents {
 };
 HostConvEvents host_conv_events(const HostConvBlocking& b);
 
-// The level a layer's packed weights are re-read from within one run and its bandwidth (GB/s,
-// all threads): L2 when they fit one core's L2, else L3 when they fit it, else DRAM.
+// The bandwidth (GB/s, all threads) a layer's packed weights are read again at within one conv:
+// L2's when they fit one core's L2; else the measured re-read of the smallest probe at least as
+// large (t.host_conv.reread_gbs; past the largest probe, DRAM's); unmeasured, L3's when they fit
+// the L3, else DRAM's.
 double host_reread_gbs(double weight_bytes, const target::Target& t);
 
 // The busiest thread's finish time when pthreadpool runs tasks of these costs on `threads`

@@ -296,6 +296,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->restart_cycles = c.restart_cycles;
     m->call_cycles = c.call_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
+    m->reread_gbs = c.reread_gbs;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);
   }

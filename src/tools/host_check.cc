@@ -190,9 +190,10 @@ std::string format_check(const CheckReport& c) {
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel, tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
                   "cycles/tile/row, strided row restart %.1f cycles/tile/panel/row; read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
-                  "%.1f GB/s\n\n",
+                  "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
                   std::max(0.0, h.call_cycles), h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.restart_cycles),
-                  h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs);
+                  h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
+                  h.reread_gbs[3]);
     out.pop_back();
     out += buf;
   }
@@ -242,7 +243,7 @@ nlohmann::json check_json(const CheckReport& c) {
                {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
                {"restart_cycles", c.host.restart_cycles}, {"call_cycles", c.host.call_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
-               {"dram_read_gbs", c.host.dram_read_gbs}};
+               {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs}};
   j["layers"] = nlohmann::json::array();
   for (const auto& l : c.layers)
     j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"predicted_ms", l.predicted_ms},

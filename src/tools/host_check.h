@@ -37,6 +37,7 @@ struct ConvCalibration {
   double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
+  std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and

@@ -72,6 +72,10 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   }
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
+  std::size_t probes = 0;
+  for (std::size_t b : target::kRereadProbes) probes += b / sizeof(float);
+  probe_.assign(probes, 1.0f);
+  rounds_.reread_gbs.resize(target::kRereadProbes.size());
   sink_.assign(static_cast<std::size_t>(threads_) * 16, 0.0f);
 }
 
@@ -101,13 +105,25 @@ void ConvCalibrator::round() {
   rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
   rounds_.short_s.push_back(convs_[4]->run_s(pool_));
   rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
-  // DRAM: every thread sums its slice of a buffer twice the L3 (nothing else touched it since
-  // the last round, so it comes from memory).
+  // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
+  // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
+  // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
+  rounds_.dram_gbs.push_back(read_gbs(dram_.data(), dram_.size()));
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < target::kRereadProbes.size(); ++k) {
+    const std::size_t n = target::kRereadProbes[k] / sizeof(float);
+    read_gbs(probe_.data() + at, n);
+    rounds_.reread_gbs[k].push_back(read_gbs(probe_.data() + at, n));
+    at += n;
+  }
+}
+
+double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
   struct Read {
     const float* data;
     std::size_t slice;
     float* sink;
-  } rd{dram_.data(), dram_.size() / static_cast<std::size_t>(threads_) / 64 * 64, sink_.data()};
+  } rd{data, n / static_cast<std::size_t>(threads_) / 32 * 32, sink_.data()};
   auto read = [](void* c, size_t i) {
     auto* x = static_cast<Read*>(c);
     using v4 = float __attribute__((vector_size(16)));
@@ -121,10 +137,10 @@ void ConvCalibrator::round() {
     const v4 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
     x->sink[i * 16] += s[0] + s[1] + s[2] + s[3];
   };
-  const auto r0 = clock_type::now();
+  const auto t0 = clock_type::now();
   pthreadpool_parallelize_1d(pool_, read, &rd, static_cast<size_t>(threads_), 0);
-  const double rs = seconds_since(r0);
-  rounds_.dram_gbs.push_back(rs > 0 ? double(rd.slice) * threads_ * sizeof(float) / rs / 1e9 : 0);
+  const double secs = seconds_since(t0);
+  return secs > 0 ? double(rd.slice) * threads_ * sizeof(float) / secs / 1e9 : 0;
 }
 
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
@@ -157,6 +173,12 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   ConvCalibration c = solve_conv_calibration(hm, dispatch_us, times);
   c.peak_gflops = peak;
   c.dram_read_gbs = dram.empty() ? 0 : hm.dram_read_gbs;
+  for (std::size_t k = 0; k < r.reread_gbs.size() && k < c.reread_gbs.size(); ++k) {
+    std::vector<double> v;
+    for (double g : r.reread_gbs[k])
+      if (g > 0) v.push_back(g);
+    c.reread_gbs[k] = v.empty() ? 0 : quantile(v, 0.5);
+  }
   return c;
 }
 

@@ -20,12 +20,15 @@ namespace systolic::tools {
 struct CalibrationRounds {
   std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, peak_gflops;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
+  // Per probed size (kRereadProbes), the second of two back-to-back read passes over a slice
+  // that came from memory: where data one pass has streamed in is read again from.
+  std::vector<std::vector<double>> reread_gbs;
 };
 
 // The wide conv's time is its median round; each other conv's is the wide one times the median
-// over rounds of its ratio to the wide conv of the same round; the DRAM read bandwidth is the
-// median round (it replaces m's); the peak is the highest seen (m's included): what
-// solve_conv_calibration then turns into rates.
+// over rounds of its ratio to the wide conv of the same round; the DRAM read and re-read
+// bandwidths are their median rounds (they replace m's); the peak is the highest seen (m's
+// included): what solve_conv_calibration then turns into rates.
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r);
 
@@ -45,8 +48,9 @@ class ConvCalibrator {
  private:
   struct Conv;
   std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin
-  std::vector<float> dram_;                   // read by round() in `threads` slices
+  std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
+  double read_gbs(const float* data, std::size_t n);
   int threads_ = 1;
   ThreadPool own_;
   pthreadpool_t pool_ = nullptr;
