@@ -204,6 +204,31 @@ TEST(HostConvSim, OnlyRowsWithGapsRestartPerTileAndPanel) {
   EXPECT_FALSE(host_conv_blocking(conv(224, 3, 64, 7, 2, 3), 6, 16, 1).strided_rows);
 }
 
+// Where a later pass over a layer's weights reads from: L2 when they fit one core's; else the
+// measured re-read of the smallest probed size that holds them, memory past the largest; with
+// nothing measured, the L3 when they fit it.
+TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
+  target::Target t = host(1);
+  t.host_conv.l2_gbs = 90;
+  t.host_conv.l3_gbs = 60;
+  t.host_conv.dram_gbs = 15;
+  EXPECT_DOUBLE_EQ(host_reread_gbs(400 << 10, t), 90);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(8 << 20, t), 60);     // unmeasured: fits the 32 MiB L3
+  EXPECT_DOUBLE_EQ(host_reread_gbs(40 << 20, t), 15);
+  t.host_conv.reread_gbs = {50, 40, 20, 16};              // 2, 4, 8, 16 MiB
+  EXPECT_DOUBLE_EQ(host_reread_gbs(400 << 10, t), 90);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(1 << 20, t), 50);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(3 << 20, t), 40);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(8 << 20, t), 20);      // layer4.0.downsample.0's 8 MiB
+  EXPECT_DOUBLE_EQ(host_reread_gbs(12 << 20, t), 16);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(20 << 20, t), 15);
+  // One thread, 1 cycle per K step at 1 GHz: the downsample's second block (19 rows in tiles of
+  // 4, 5, 5, 5) re-reads its 128 panels of 64 KiB at 20 GB/s: 3276.8 ns against a first tile of
+  // 1024 * 4/6 cycles, per panel. Its first block reads from DRAM: 65536 / 15 ns against 1024.
+  const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 1, true);
+  EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0 - 1024) + 128 * (65536 / 20.0 - 1024 * 4.0 / 6), 1e-6);
+}
+
 // A 1x1 stride-1 conv reads its rows in place: no setup, no gather.
 TEST(HostConvSim, DirectOneByOneHasNoTapSetup) {
   const HostConvBlocking b = host_conv_blocking(conv(56, 64, 256, 1, 1, 0), 6, 16, 1);
