@@ -61,6 +61,8 @@ class Session {
   // Floating-point operations of one run (convolutions and matmuls: 2 per MAC).
   double flops() const { return flops_; }
   int threads() const { return threads_; }
+  // The pool the kernels run on (null with one thread), for measurements that must share it.
+  pthreadpool_t pool() const { return pool_.get(); }
   // Per-step wall time, accumulated over runs while profiling is on.
   void set_profiling(bool on) { profiling_ = on; }
   struct StepProfile {

@@ -1,4 +1,5 @@
-// conv_igemm.h's blocking replayed for the cost model; see host_conv.h and docs/simulator.md.
+// conv_igemm.h's blocking and task schedule replayed for the cost model; see host_conv.h and
+// docs/simulator.md.
 #include "sim/host_conv.h"
 
 #include <algorithm>
@@ -11,6 +12,14 @@ int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // M blocks sized so their input rows fit kL2Budget.
 constexpr int64_t kMaxMerge = 64, kMaxPackK = 512, kL2Budget = 192 * 1024;
 }  // namespace
+
+int64_t host_tile_rows(int64_t len, int64_t nt, int64_t t) {
+  return nt <= 0 ? 0 : (t + 1) * len / nt - t * len / nt;
+}
+
+double host_tile_share(int64_t rows, int mr) {
+  return double(std::max<int64_t>(std::min<int64_t>(rows, mr), 2)) / std::max(2, mr);
+}
 
 HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads) {
   HostConvBlocking b;
@@ -40,9 +49,16 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   if (b.pack) mc = std::min(M, std::max<int64_t>(mr, cdiv(cdiv(M, want), mr) * mr));
   b.mc = std::max<int64_t>(1, mc);
   b.mblocks = cdiv(M, b.mc);
-  // Each block of len rows runs ceil(len / MR) tiles; the last block is the remainder.
-  const int64_t last = M - (b.mblocks - 1) * b.mc;
-  b.tiles = (b.mblocks - 1) * cdiv(b.mc, mr) + cdiv(last, mr);
+  b.pb = b.pack ? b.panels : std::max<int64_t>(1, b.panels / std::max<int64_t>(1, cdiv(want, b.mblocks)));
+  b.pixel_outer = b.pb * b.k * nr * 4 <= kL2Budget;
+  b.strided_rows = !b.direct && !b.pack && p.kw < p.sw;
+  // Each block of len rows runs ceil(len / MR) tiles of equal size; the last block is the rest.
+  b.tiles = b.tile_equiv = 0;
+  for (int64_t blk = 0; blk < b.mblocks; ++blk) {
+    const int64_t len = blk + 1 < b.mblocks ? b.mc : M - (b.mblocks - 1) * b.mc, nt = cdiv(len, mr);
+    b.tiles += nt;
+    for (int64_t t = 0; t < nt; ++t) b.tile_equiv += host_tile_share(host_tile_rows(len, nt, t), mr);
+  }
   return b;
 }
 
@@ -58,34 +74,109 @@ HostConvEvents host_conv_events(const HostConvBlocking& b) {
   return e;
 }
 
-double host_conv_reread_bytes(const HostConvBlocking& b, int nr) {
-  if (b.pack || b.mblocks <= 1) return 0;
-  return double(b.mblocks - 1) * double(b.panels) * b.k * nr * 4;
-}
-
 double host_reread_gbs(double weight_bytes, const target::Target& t) {
   const auto& h = t.host_conv;
+  const double dram = h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;
   if (h.l2_bytes_per_core > 0 && weight_bytes <= double(h.l2_bytes_per_core) && h.l2_gbs > 0) return h.l2_gbs;
+  // The measured re-read of the smallest probe at least this large; past the largest, memory.
+  bool measured = false;
+  for (std::size_t i = 0; i < target::kRereadProbes.size(); ++i) {
+    if (h.reread_gbs[i] <= 0) continue;
+    measured = true;
+    if (weight_bytes <= double(target::kRereadProbes[i])) return h.reread_gbs[i];
+  }
+  if (measured) return dram;
   if (h.l3_bytes > 0 && weight_bytes <= double(h.l3_bytes) && h.l3_gbs > 0) return h.l3_gbs;
-  return t.offchip_gbs;
+  return dram;
 }
 
-double host_conv_extra_cycles(const kernels::ConvParams& p, const target::Target& t, bool weights_from_dram) {
+double pool_makespan(const std::vector<double>& costs, int threads) {
+  const std::size_t n = costs.size(), T = static_cast<std::size_t>(std::max(1, threads));
+  struct Range {
+    std::size_t begin, end;
+  };
+  std::vector<Range> r(T);
+  for (std::size_t i = 0, start = 0; i < T; ++i) {
+    const std::size_t len = n / T + (i < n % T ? 1 : 0);
+    r[i] = {start, start + len};
+    start += len;
+  }
+  std::vector<double> clock(T, 0.0);
+  std::vector<bool> idle(T, false);
+  for (;;) {
+    // The next claim is made by the thread that frees up first.
+    std::size_t i = T;
+    for (std::size_t j = 0; j < T; ++j)
+      if (!idle[j] && (i == T || clock[j] < clock[i])) i = j;
+    if (i == T) break;
+    if (r[i].begin < r[i].end) {
+      clock[i] += costs[r[i].begin++];
+      continue;
+    }
+    bool stole = false;
+    for (std::size_t d = 1; d < T && !stole; ++d) {
+      Range& v = r[(i + T - d) % T];
+      if (v.begin < v.end) {
+        clock[i] += costs[--v.end];
+        stole = true;
+      }
+    }
+    if (!stole) idle[i] = true;
+  }
+  return T ? *std::max_element(clock.begin(), clock.end()) : 0;
+}
+
+HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
+                            bool weights_from_dram) {
+  HostConvTime out;
   const auto& h = t.host_conv;
-  if (!h.enabled) return 0;
-  const HostConvBlocking b = host_conv_blocking(p, h.mr, h.nr, t.cores);
-  const HostConvEvents e = host_conv_events(b);
-  double cyc = (e.setups * h.setup_cycles + e.gathers * h.gather_cycles) / std::max(1, t.cores);
-  const double bytes = host_conv_reread_bytes(b, h.nr);
-  if (bytes <= 0) return cyc;
-  const double w = double(b.panels) * b.k * h.nr * 4;
-  const int64_t concurrent = std::min<int64_t>(b.mblocks, std::max(1, t.cores));
-  const double with_first = double(concurrent - 1) * w, later = bytes - with_first;
-  const double first_gbs = weights_from_dram ? t.offchip_gbs : host_reread_gbs(w, t);
-  const double later_gbs = host_reread_gbs(w, t);
-  if (first_gbs > 0) cyc += with_first / first_gbs * t.clock_ghz;  // bytes / (GB/s) = ns
-  if (later_gbs > 0) cyc += later / later_gbs * t.clock_ghz;
-  return cyc;
+  if (!h.enabled) return out;
+  const int threads = std::max(1, t.cores);
+  const HostConvBlocking b = host_conv_blocking(p, h.mr, h.nr, threads);
+  const double setup = b.direct || b.pack ? 0 : b.ntaps * host_setup_exposure(b.tap_len) * h.setup_cycles;
+  const double gather = b.pack ? b.ntaps * h.gather_cycles : 0;
+  const double panel_bytes = double(b.k) * h.nr * 4;
+  const double dram = h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;
+  // Bandwidth (GB/s) each thread gets for a task's first touch of its panels: the conv's first
+  // pass over them, or a later one (another M block over the same panels).
+  const double first_gbs = (weights_from_dram ? dram : h.l3_gbs > 0 ? h.l3_gbs : dram) / threads;
+  const double again_gbs = host_reread_gbs(panel_bytes * b.panels, t) / threads;
+  const int64_t groups = cdiv(b.panels, b.pb), n = b.mblocks * groups;
+  // pthreadpool's initial ranges: the task at position q of its thread's range runs about when
+  // the other threads run theirs at q, so a panel group's tasks at its smallest position all
+  // make the first pass (and share the bandwidth).
+  const int64_t T = threads, base = n / T, extra = n % T;
+  auto position = [&](int64_t j) {
+    const int64_t big = extra * (base + 1);  // tasks in the longer ranges
+    return j < big ? j % (base + 1) : (j - big) % std::max<int64_t>(1, base);
+  };
+  std::vector<int64_t> first_pos(static_cast<std::size_t>(groups), INT64_MAX);
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t& f = first_pos[static_cast<std::size_t>(j % groups)];
+    f = std::min(f, position(j));
+  }
+  std::vector<double> costs;
+  costs.reserve(static_cast<std::size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t blk = j / groups, g = j % groups;
+    const int64_t np = std::min(b.pb, b.panels - g * b.pb);
+    const int64_t len = blk + 1 < b.mblocks ? b.mc : b.m - (b.mblocks - 1) * b.mc, nt = cdiv(len, h.mr);
+    double tiles = 0;  // full-tile equivalents
+    for (int64_t i = 0; i < nt; ++i) tiles += host_tile_share(host_tile_rows(len, nt, i), h.mr);
+    const double kstep = double(b.k) * step_cycles;
+    const double first_tile = host_tile_share(host_tile_rows(len, nt, 0), h.mr) * kstep + setup;
+    const double gbs = position(j) == first_pos[static_cast<std::size_t>(g)] ? first_gbs : again_gbs;
+    const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
+    const double wait = np * std::max(0.0, transfer - first_tile);
+    const double restarts = b.strided_rows ? double(nt) * np * p.kh : 0;
+    const double c = np * (tiles * kstep + nt * (setup + h.call_cycles)) + nt * gather + restarts * h.restart_cycles + wait;
+    out.weight_wait += wait;
+    out.busy += c;
+    costs.push_back(c);
+  }
+  out.tasks = n;
+  out.cycles = pool_makespan(costs, threads);
+  return out;
 }
 
 }  // namespace systolic::sim

@@ -1,15 +1,18 @@
 // The CPU runtime's implicit-GEMM conv kernel (kernels/conv/conv_igemm.h) as a cost structure:
-// its M blocking, tiles, panels and taps, and the overheads they imply beyond the FMAs: the
-// per-tile-per-tap row setup (or row gather on the packed path) and the weight re-reads per M block.
+// its M blocking, tiles, panels, taps and thread-pool tasks, and what they imply beyond the FMAs:
+// the per-tile-per-tap row setup (or row gather on the packed path), short tiles, waits for weights
+// on their first touch in a task, and the busiest thread of the pool's schedule.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "kernels/conv/conv.h"
 #include "target/target.h"
 
 namespace systolic::sim {
 
-// How conv_igemm.h runs one conv: mirrors its path choice and its M blocking (same constants).
+// How conv_igemm.h runs one conv: mirrors its path choice, M blocking and task split (same
+// constants).
 struct HostConvBlocking {
   bool direct = false;  // 1x1, stride 1, no pad: rows read in place, no per-tap setup
   bool merge = false;   // kw*icg <= 64 contiguous floats: one tap per kernel row
@@ -20,8 +23,22 @@ struct HostConvBlocking {
   int64_t panels = 0;             // NR-wide weight panels over all groups
   int64_t mc = 0, mblocks = 1;    // rows per M block, M blocks
   int64_t tiles = 0;              // MR-row tiles over all M blocks
+  int64_t pb = 1;                 // panels per task (all of them on the packed path)
+  bool pixel_outer = false;       // a task's weights fit the L2 budget: tiles outer, panels inner
+  // Row-pointer path with gaps between a tile's rows (kernel narrower than the x stride: the
+  // 1x1 stride-2 downsamples): their streams do not run on into each other.
+  bool strided_rows = false;
+  // Full-tile equivalents of all tiles (sum of host_tile_share over every tile of every block).
+  double tile_equiv = 0;
 };
 HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads);
+
+// Rows of tile `t` of the `nt` equal tiles a block of `len` rows is cut into (as the kernel cuts
+// them: row offsets t * len / nt).
+int64_t host_tile_rows(int64_t len, int64_t nt, int64_t t);
+// A tile of `rows` rows against a full MR-row one: its FMAs are rows / MR of a full tile's; below
+// 2 rows the loads (NR/W weight vectors and one broadcast per row each K step) bind instead.
+double host_tile_share(int64_t rows, int mr);
 
 // The calibration convs' channels per tap (tools/host_calibration.cc): the wide one's rate
 // includes its own setup, the narrow one measures the extra cost of a short tap.
@@ -39,23 +56,35 @@ struct HostConvEvents {
 };
 HostConvEvents host_conv_events(const HostConvBlocking& b);
 
-// Weight bytes re-read beyond the first pass: (M blocks - 1) x the layer's packed weights
-// (every M block sweeps all panels); 0 on the packed path (its weights stay in L2).
-double host_conv_reread_bytes(const HostConvBlocking& b, int nr);
-
-// The level the re-reads come from and its bandwidth (GB/s): L2 when the packed weights fit one
-// core's L2, else L3 when they fit it, else DRAM.
+// The bandwidth (GB/s, all threads) a layer's packed weights are read again at within one conv:
+// L2's when they fit one core's L2; else the measured re-read of the smallest probe at least as
+// large (t.host_conv.reread_gbs; past the largest probe, DRAM's); unmeasured, L3's when they fit
+// the L3, else DRAM's.
 double host_reread_gbs(double weight_bytes, const target::Target& t);
 
-// Cycles (at t.clock_ghz, elapsed, all cores together) the kernel spends beyond its FMAs on
-// this conv: setup events x measured cycles / cores, plus the weight re-reads. The thread pool
-// hands each thread a contiguous run of (M block, panels) tasks, so min(M blocks, cores) passes
-// over the weights run at the same time: the re-reads among them come from where the first pass
-// does (DRAM when `weights_from_dram`, i.e. the plan's weights outgrow the L3, at the measured
-// DRAM bandwidth), the later ones from host_reread_gbs. The microkernel loads its weights in the
-// FMA loop with no software prefetch, so re-reads are charged in series with the FMAs. (The
-// first pass stays in the overlapped off-chip traffic of cost_matrix.)
-// 0 unless t.host_conv.enabled.
-double host_conv_extra_cycles(const kernels::ConvParams& p, const target::Target& t, bool weights_from_dram);
+// The busiest thread's finish time when pthreadpool runs tasks of these costs on `threads`
+// threads: thread i starts with the i-th of `threads` contiguous, nearly equal ranges (the
+// first `n % threads` one longer), takes its own tasks front to back, then steals single tasks
+// from the back of the other threads' ranges (nearest lower thread first).
+double pool_makespan(const std::vector<double>& costs, int threads);
+
+// One conv on the measured host, in core-cycles at t.clock_ghz.
+struct HostConvTime {
+  double cycles = 0;        // elapsed: the busiest thread's tasks
+  double busy = 0;          // all threads' cycles together
+  double weight_wait = 0;   // of busy: waiting for weights on their first touch in a task
+  int64_t tasks = 0;
+};
+// The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
+// runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
+// host_tile_share(rows), plus a fixed cost per call (tile x panel), the tile's row setups or
+// gathers, and with strided rows a restart per tile x panel x kernel row. A task's first tile reads each of
+// its panels' weights (K x NR floats) from where they are: DRAM when `weights_from_dram` (the
+// plan's weights outgrow the L3) or L3 on their first pass in this conv, else (a later pass over
+// the same panels) host_reread_gbs; the threads share that level's bandwidth, and the transfer
+// overlaps the first tile's FMAs (whichever is longer counts). The tasks then go through
+// pool_makespan. Zero unless t.host_conv.enabled.
+HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
+                            bool weights_from_dram);
 
 }  // namespace systolic::sim

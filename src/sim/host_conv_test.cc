@@ -3,6 +3,8 @@
 
 #include "sim/host_conv.h"
 
+#include <vector>
+
 namespace systolic::sim {
 namespace {
 
@@ -35,13 +37,14 @@ TEST(HostConvSim, StemIsPackedWithOneGatherPerTileAndKernelRow) {
   const HostConvEvents e = host_conv_events(b);
   EXPECT_DOUBLE_EQ(e.gathers, 2091.0 * 7);
   EXPECT_DOUBLE_EQ(e.setups, 0);
-  EXPECT_DOUBLE_EQ(host_conv_reread_bytes(b, 16), 0);
+  EXPECT_EQ(b.pb, 4);  // every packed task runs all panels
 }
 
 // layer4.0.downsample.0: 1x1 stride 2, 1024 -> 2048, 14 -> 7. M = 49, K = 1024, 128 panels.
 // mc = max(48, 192 KiB / (1024 * 4) = 48) = 48 -> 2 blocks -> equal: ceil(ceil(49/2)/6)*6 = 30;
-// tiles 5 + ceil(19/6) = 9; setups 9 * 128 * 1 tap; weights (8 MiB) re-read once more.
-TEST(HostConvSim, StridedOneByOneRereadsItsWeightsPerMBlock) {
+// tiles 5 + ceil(19/6) = 9 (the 19 rows as 4 + 5 + 5 + 5); 2 threads want 8 tasks: 4 groups of
+// 128 / 4 = 32 panels per block.
+TEST(HostConvSim, StridedOneByOneSplitsIntoTwoUnequalBlocks) {
   const HostConvBlocking b = host_conv_blocking(conv(14, 1024, 2048, 1, 2, 0), 6, 16, 2);
   EXPECT_FALSE(b.direct);
   EXPECT_FALSE(b.merge);
@@ -50,34 +53,95 @@ TEST(HostConvSim, StridedOneByOneRereadsItsWeightsPerMBlock) {
   EXPECT_EQ(b.mc, 30);
   EXPECT_EQ(b.mblocks, 2);
   EXPECT_EQ(b.tiles, 9);
+  EXPECT_EQ(b.pb, 32);
+  EXPECT_FALSE(b.pixel_outer);  // 32 panels x 64 KiB
+  EXPECT_NEAR(b.tile_equiv, 5 + 19.0 / 6, 1e-12);
   EXPECT_DOUBLE_EQ(host_conv_events(b).setups, 0);  // 1024 floats per tap: fully hidden
-  EXPECT_DOUBLE_EQ(host_conv_reread_bytes(b, 16), 8.0 * 1024 * 1024);
+}
 
-  // 2 cores at 3 GHz; 8 MiB > 1 MiB L2 but <= 32 MiB L3 at 100 GB/s: 8388608 / 100 ns * 3 GHz
-  // = 251658.24 cycles (its 1024-float taps hide their setup).
+TEST(HostConvSim, TilesOfABlockAreEqualAndShortOnesCostTheirRows) {
+  // 49 rows in 9 tiles at offsets t * 49 / 9: 0 5 10 16 21 27 32 38 43 49.
+  const std::vector<int64_t> rows = {5, 5, 6, 5, 6, 5, 6, 5, 6};
+  for (int t = 0; t < 9; ++t) EXPECT_EQ(host_tile_rows(49, 9, t), rows[t]) << t;
+  EXPECT_DOUBLE_EQ(host_tile_share(6, 6), 1.0);
+  EXPECT_DOUBLE_EQ(host_tile_share(5, 6), 5.0 / 6);
+  EXPECT_DOUBLE_EQ(host_tile_share(1, 6), 2.0 / 6);  // load-bound floor
+  EXPECT_DOUBLE_EQ(host_tile_share(8, 8), 1.0);
+}
+
+// pthreadpool's schedule: contiguous initial ranges, then single tasks stolen from the back.
+TEST(HostConvSim, PoolMakespanFollowsRangesAndStealing) {
+  EXPECT_DOUBLE_EQ(pool_makespan({}, 2), 0);
+  EXPECT_DOUBLE_EQ(pool_makespan({1, 1, 1, 1, 1, 1, 1, 1}, 2), 4);
+  EXPECT_DOUBLE_EQ(pool_makespan({3, 1, 2}, 1), 6);
+  EXPECT_DOUBLE_EQ(pool_makespan({7}, 2), 7);
+  // [5 1 | 1]: thread 1 finishes its task at 1 and steals task 1 (thread 0 is busy until 5).
+  EXPECT_DOUBLE_EQ(pool_makespan({5, 1, 1}, 2), 5);
+  // Two M blocks of 30 and 19 rows, 4 panel groups each: thread 0 owns the 30-row tasks (120),
+  // thread 1 the 19-row ones (76); at 76 thread 0 is inside its third task (60..90) and thread 1
+  // steals the fourth: 76 + 30 = 106 against a balanced 98.
+  EXPECT_DOUBLE_EQ(pool_makespan({30, 30, 30, 30, 19, 19, 19, 19}, 2), 106);
+  // Three threads, 7 tasks: ranges of 3, 2, 2.
+  EXPECT_DOUBLE_EQ(pool_makespan({1, 1, 1, 1, 1, 1, 1}, 3), 3);
+}
+
+target::Target host(int cores) {
   target::Target t;
-  t.cores = 2;
-  t.clock_ghz = 3;
+  t.cores = cores;
+  t.clock_ghz = 1;
   t.offchip_gbs = 20;
   t.host_conv.enabled = true;
-  t.host_conv.setup_cycles = 20;
-  t.host_conv.l2_gbs = 300;
-  t.host_conv.l3_gbs = 100;
-  t.host_conv.l2_bytes_per_core = 1 << 20;
+  t.host_conv.mr = 6;
+  t.host_conv.nr = 16;
+  t.host_conv.l2_gbs = 1e12;  // effectively free unless a test says otherwise
+  t.host_conv.l3_gbs = 1e12;
+  t.host_conv.dram_gbs = 1e12;
+  t.host_conv.l2_bytes_per_core = 512 << 10;
   t.host_conv.l3_bytes = 32 << 20;
-  EXPECT_DOUBLE_EQ(host_reread_gbs(8.0 * (1 << 20), t), 100);
-  EXPECT_DOUBLE_EQ(host_reread_gbs(0.5 * (1 << 20), t), 300);
-  EXPECT_DOUBLE_EQ(host_reread_gbs(64.0 * (1 << 20), t), 20);
-  // Both M blocks run at once on the 2 cores: the re-read comes with the first pass, from DRAM
-  // (20 GB/s: 1258291.2 cycles) when the plan's weights outgrow the L3, else from L3.
-  EXPECT_NEAR(host_conv_extra_cycles(conv(14, 1024, 2048, 1, 2, 0), t, true), 1258291.2, 1e-6);
-  EXPECT_NEAR(host_conv_extra_cycles(conv(14, 1024, 2048, 1, 2, 0), t, false), 251658.24, 1e-6);
-  t.cores = 1;  // one core: the second block follows the first, from L3 (setup is 0 here)
-  EXPECT_NEAR(host_conv_extra_cycles(conv(14, 1024, 2048, 1, 2, 0), t, true),
-              8388608 / 100.0 * 3, 1e-6);
-  t.cores = 2;
-  t.host_conv.enabled = false;
-  EXPECT_EQ(host_conv_extra_cycles(conv(14, 1024, 2048, 1, 2, 0), t, true), 0);
+  return t;
+}
+
+// The downsample on 2 threads, 10 cycles per full-tile K step: a 30-row task is 32 panels x 5
+// tiles x 1024 x 10 = 1638400 cycles, a 19-row one 32 x 19/6 x 10240. Thread 1 runs its 4
+// short tasks, then steals thread 0's last long one (as in PoolMakespanFollowsRangesAndStealing).
+TEST(HostConvSim, BusiestThreadCarriesTheUnequalBlocks) {
+  const target::Target t = host(2);
+  const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 10, true);
+  const double big = 32 * 5 * 10240.0, small = 32 * (19.0 / 6) * 10240;
+  EXPECT_EQ(h.tasks, 8);
+  EXPECT_NEAR(h.busy, 4 * big + 4 * small, 1e-6);
+  EXPECT_NEAR(h.cycles, 4 * small + big, 1e-6);
+  EXPECT_NEAR(h.weight_wait, 0, 1e-9);
+  EXPECT_GT(h.cycles, h.busy / 2 * 1.08);  // 8% over a perfect split
+  target::Target off = t;
+  off.host_conv.enabled = false;
+  EXPECT_EQ(host_conv_time(conv(14, 1024, 2048, 1, 2, 0), off, 10, true).cycles, 0);
+}
+
+// One thread, 1 GHz, 1 cycle per K step: the downsample runs block 0 (5 full tiles) then block
+// 1 (19/6 tiles), each over all 128 panels of 64 KiB. Block 0 makes the first pass: from DRAM at
+// 16.384 GB/s a panel takes 4000 ns against its first tile's 1024 cycles, 2976 of waiting per
+// panel. Block 1 re-reads the 8 MiB from L3 (65.536 GB/s: 1000 ns) against a 4-row first tile of
+// 1024 * 4/6 cycles.
+TEST(HostConvSim, FirstTouchOfWeightsWaitsForTheSlowerOfTransferAndFirstTile) {
+  target::Target t = host(1);
+  t.host_conv.dram_gbs = 16.384;
+  t.host_conv.l3_gbs = 65.536;
+  const kernels::ConvParams p = conv(14, 1024, 2048, 1, 2, 0);
+  const HostConvTime h = host_conv_time(p, t, 1, true);
+  const double wait0 = 128 * 2976.0, wait1 = 128 * (1000 - 1024 * 4.0 / 6);
+  EXPECT_EQ(h.tasks, 2);
+  EXPECT_NEAR(h.weight_wait, wait0 + wait1, 1e-6);
+  EXPECT_NEAR(h.cycles, 128 * 5 * 1024.0 + wait0 + 128 * 1024 * 19.0 / 6 + wait1, 1e-6);
+  // The plan's weights fit the L3: the first pass comes from there too (no wait at 1000 ns).
+  EXPECT_NEAR(host_conv_time(p, t, 1, false).weight_wait, wait1, 1e-6);
+  // Two threads: both blocks' first tasks start together and share DRAM (8.192 GB/s each).
+  target::Target t2 = host(2);
+  t2.host_conv.dram_gbs = 16.384;
+  const HostConvTime h2 = host_conv_time(p, t2, 1, true);
+  // Every task is at the same position as its panel group's other task: all 8 are first passes,
+  // 65536 B / 8.192 GB/s = 8000 ns per panel against first tiles of 1024 and 1024 * 4/6 cycles.
+  EXPECT_NEAR(h2.weight_wait, 4 * 32 * (8000 - 1024.0) + 4 * 32 * (8000 - 1024 * 4.0 / 6), 1e-6);
 }
 
 TEST(HostConvSim, SetupExposureFallsLinearlyBetweenTheCalibrationTaps) {
@@ -89,8 +153,9 @@ TEST(HostConvSim, SetupExposureFallsLinearlyBetweenTheCalibrationTaps) {
 }
 
 // layer1.0.conv2: 3x3 pad 1, 64 -> 64, 56x56, 2 threads. mc = 192 KiB / 256 = 768 -> 5 blocks ->
-// equal: ceil(ceil(3136/5)/6)*6 = 630; tiles 4 * 105 + ceil(616/6) = 523; setups 523 * 4 panels *
-// 9 taps * (128 - 64) / 104; the 144 KiB of weights fit L2 and are re-read 4 more times.
+// equal: ceil(ceil(3136/5)/6)*6 = 630; tiles 4 * 105 + ceil(616/6) = 523 (the last block's 103
+// tiles: 101 of 6 rows, 2 of 5); setups 523 * 4 panels * 9 taps * (128 - 64) / 104; 8 tasks
+// wanted: 2 panels per task, whose 2 * 576 * 16 floats fit the L2 budget (pixel-outer).
 TEST(HostConvSim, ThreeByThreePaysExposedSetupPerTilePanelTap) {
   const HostConvBlocking b = host_conv_blocking(conv(56, 64, 64, 3, 1, 1), 6, 16, 2);
   EXPECT_FALSE(b.merge);
@@ -98,19 +163,70 @@ TEST(HostConvSim, ThreeByThreePaysExposedSetupPerTilePanelTap) {
   EXPECT_EQ(b.mc, 630);
   EXPECT_EQ(b.mblocks, 5);
   EXPECT_EQ(b.tiles, 523);
+  EXPECT_EQ(b.pb, 2);
+  EXPECT_TRUE(b.pixel_outer);
+  EXPECT_NEAR(b.tile_equiv, 4 * 105 + 101 + 2 * 5.0 / 6, 1e-9);
   EXPECT_NEAR(host_conv_events(b).setups, 523.0 * 4 * 9 * 64 / 104, 1e-9);
-  EXPECT_DOUBLE_EQ(host_conv_reread_bytes(b, 16), 4.0 * 4 * 576 * 16 * 4);
-  target::Target t;
-  t.cores = 2;
-  t.clock_ghz = 3;
-  t.host_conv.enabled = true;
+  // 10 tasks (5 blocks x 2 panel groups) on 2 threads: 5 each, every task 2 panels x (tiles x
+  // 576 K steps x 1 cycle + tiles x 9 taps x 64/104 x 26 cycles of setup).
+  target::Target t = host(2);
   t.host_conv.setup_cycles = 26;
-  t.host_conv.l2_gbs = 294.912;  // 589824 bytes -> 2000 ns -> 6000 cycles
-  t.host_conv.l2_bytes_per_core = 1 << 20;
-  t.offchip_gbs = 14.7456;  // 147456 bytes from DRAM: 10000 ns -> 30000 cycles
-  // 523 * 36 * 64 / 104 * 26 / 2 = 150624 cycles of setup; of the 4 re-reads, 1 runs alongside
-  // the first pass (2 cores) from DRAM, 3 later ones from L2 (3/4 of 6000 cycles).
-  EXPECT_NEAR(host_conv_extra_cycles(conv(56, 64, 64, 3, 1, 1), t, true), 150624 + 30000 + 4500, 1e-6);
+  const HostConvTime h = host_conv_time(conv(56, 64, 64, 3, 1, 1), t, 1, true);
+  const double setup = 9 * 64.0 / 104 * 26;
+  const double full = 2 * 105 * (576 + setup), last = 2 * ((101 + 2 * 5.0 / 6) * 576 + 103 * setup);
+  EXPECT_EQ(h.tasks, 10);
+  EXPECT_NEAR(h.busy, 8 * full + 2 * last, 1e-6);
+  // Thread 0: blocks 0, 1 and half of 2 (5 full tasks); thread 1: the rest (3 full, 2 last).
+  EXPECT_NEAR(h.cycles, 5 * full, 1e-6);
+}
+
+// Strided rows (a 1x1 at stride 2) restart per tile x panel, in either loop order; a 3x3 at
+// stride 2 reads each row's taps back to back (pixels 2x, 2x+1, 2x+2: no gaps), and stride-1
+// rows and the packed stem are contiguous.
+TEST(HostConvSim, OnlyRowsWithGapsRestartPerTileAndPanel) {
+  target::Target t = host(1);
+  t.host_conv.restart_cycles = 100;
+  // 1x1 stride 2, 256 -> 512, 56 -> 28: M = 784 in 5 blocks of 162 rows (+136): 27 * 4 + 23 =
+  // 131 tiles; 32 panels of 256 x 16 floats (512 KiB): panel-outer. Zero-cost K steps isolate it.
+  const kernels::ConvParams ds = conv(56, 256, 512, 1, 2, 0);
+  const HostConvBlocking b = host_conv_blocking(ds, 6, 16, 1);
+  EXPECT_TRUE(b.strided_rows);
+  EXPECT_FALSE(b.pixel_outer);
+  EXPECT_EQ(b.tiles, 131);
+  EXPECT_NEAR(host_conv_time(ds, t, 0, false).cycles, 131 * 32 * 100.0, 1e-3);
+  // 1x1 stride 2, 128 -> 256, 64 -> 32: pixel-outer (16 panels of 8 KiB), M = 1024 in 3 blocks
+  // of 342 rows (+340): 171 tiles x 16 panels.
+  const kernels::ConvParams po = conv(64, 128, 256, 1, 2, 0);
+  EXPECT_TRUE(host_conv_blocking(po, 6, 16, 1).pixel_outer);
+  EXPECT_NEAR(host_conv_time(po, t, 0, false).cycles, 171 * 16 * 100.0, 1e-3);
+  EXPECT_FALSE(host_conv_blocking(conv(28, 256, 256, 3, 2, 1), 6, 16, 1).strided_rows);
+  EXPECT_FALSE(host_conv_blocking(conv(28, 256, 256, 3, 1, 1), 6, 16, 1).strided_rows);
+  EXPECT_FALSE(host_conv_blocking(conv(224, 3, 64, 7, 2, 3), 6, 16, 1).strided_rows);
+}
+
+// Where a later pass over a layer's weights reads from: L2 when they fit one core's; else the
+// measured re-read of the smallest probed size that holds them, memory past the largest; with
+// nothing measured, the L3 when they fit it.
+TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
+  target::Target t = host(1);
+  t.host_conv.l2_gbs = 90;
+  t.host_conv.l3_gbs = 60;
+  t.host_conv.dram_gbs = 15;
+  EXPECT_DOUBLE_EQ(host_reread_gbs(400 << 10, t), 90);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(8 << 20, t), 60);     // unmeasured: fits the 32 MiB L3
+  EXPECT_DOUBLE_EQ(host_reread_gbs(40 << 20, t), 15);
+  t.host_conv.reread_gbs = {50, 40, 20, 16};              // 2, 4, 8, 16 MiB
+  EXPECT_DOUBLE_EQ(host_reread_gbs(400 << 10, t), 90);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(1 << 20, t), 50);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(3 << 20, t), 40);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(8 << 20, t), 20);      // layer4.0.downsample.0's 8 MiB
+  EXPECT_DOUBLE_EQ(host_reread_gbs(12 << 20, t), 16);
+  EXPECT_DOUBLE_EQ(host_reread_gbs(20 << 20, t), 15);
+  // One thread, 1 cycle per K step at 1 GHz: the downsample's second block (19 rows in tiles of
+  // 4, 5, 5, 5) re-reads its 128 panels of 64 KiB at 20 GB/s: 3276.8 ns against a first tile of
+  // 1024 * 4/6 cycles, per panel. Its first block reads from DRAM: 65536 / 15 ns against 1024.
+  const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 1, true);
+  EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0 - 1024) + 128 * (65536 / 20.0 - 1024 * 4.0 / 6), 1e-6);
 }
 
 // A 1x1 stride-1 conv reads its rows in place: no setup, no gather.

@@ -42,7 +42,7 @@ LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixO
   l.map = map_gemm(g, t.rows, t.cols, scalesim ? 1 : t.arrays(), t.dataflow, o.convention);
   // A rate above one PE-MAC per cycle (int8 on v5e) shortens the streaming; below (fp32 as
   // three bf16 passes) lengthens it.
-  l.compute_cycles = static_cast<int64_t>(std::ceil(l.map.cycles / rate.macs_per_pe_cycle + ops.extra_compute_cycles));
+  l.compute_cycles = static_cast<int64_t>(std::ceil(ops.host_cycles > 0 ? ops.host_cycles : l.map.cycles / rate.macs_per_pe_cycle));
   const double b = rate.bytes;
   l.onchip_bytes = (l.map.stationary_elems + l.map.streamed_elems + l.map.output_elems) * b;
 

@@ -148,7 +148,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label, &cp));
       MatrixOperands ops;
       if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos)
-        ops.extra_compute_cycles = host_conv_extra_cycles(cp, t, weights_from_dram);
+        ops.host_cycles = host_conv_time(cp, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));
       ops.input_onchip = w.resident(n.in(0));
       ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * w.bytes;

@@ -53,9 +53,9 @@ struct SimReport {
 struct MatrixOperands {
   double input_bytes = 0, weight_bytes = 0, output_bytes = 0, residual_bytes = 0;
   bool input_onchip = false, output_onchip = false, residual_onchip = false;
-  // Work beyond the array's MACs, added to the compute cycles (not overlapped): the host conv
-  // kernel's tap setups and weight re-reads (sim/host_conv.h).
-  double extra_compute_cycles = 0;
+  // When > 0, the compute cycles instead of the array mapping's: the measured host's conv kernel
+  // replayed task by task (sim/host_conv.h: FMAs, tap setups, waits for weights, busiest thread).
+  double host_cycles = 0;
 };
 
 // Cost of one matrix op / one vector op on `t` at precision `rate`.

@@ -181,8 +181,14 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.nr = m.tile_cols;
     t.host_conv.setup_cycles = m.tap_setup_cycles;
     t.host_conv.gather_cycles = m.gather_cycles;
-    t.host_conv.l2_gbs = m.l2_read_gbs;
-    t.host_conv.l3_gbs = m.l3_read_gbs;
+    t.host_conv.restart_cycles = std::max(0.0, m.restart_cycles);
+    t.host_conv.call_cycles = std::max(0.0, m.call_cycles);
+    // A nearer level is never slower than a farther one: a read test that a scheduler stall hit
+    // (another process holding a core) must not make it so.
+    t.host_conv.l3_gbs = std::max(m.l3_read_gbs, m.dram_read_gbs);
+    t.host_conv.l2_gbs = std::max(m.l2_read_gbs, t.host_conv.l3_gbs);
+    t.host_conv.dram_gbs = m.dram_read_gbs;
+    t.host_conv.reread_gbs = m.reread_gbs;
     t.host_conv.l2_bytes_per_core = static_cast<int64_t>(cpu.l2_bytes);
     t.host_conv.l3_bytes = static_cast<int64_t>(cpu.l3_bytes);
   }

@@ -1,6 +1,7 @@
 // Hardware as data: a `Target` record (matrix units, dataflow, precisions, memories, vector
 // unit), the built-in presets (TPU generations, the host CPU) and user JSON presets.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ struct MemoryLevel {
   double bandwidth_gbs = 0;
 };
 
+// The buffer sizes whose immediate re-read bandwidth the host check measures (2, 4, 8, 16 MiB).
+constexpr std::array<std::size_t, 4> kRereadProbes = {std::size_t{2} << 20, std::size_t{4} << 20,
+                                                      std::size_t{8} << 20, std::size_t{16} << 20};
+
 // The CPU runtime's conv kernel beyond its FMAs (sim/host_conv.h): its register tile, the
 // measured cost of one row-pointer setup (per tile x panel x tap) and of one row gather (per tile
 // x tap, packed path), in core-cycles, and where weight re-reads per M block come from.
@@ -37,7 +42,18 @@ struct HostConvModel {
   bool enabled = false;
   int mr = 6, nr = 16;
   double setup_cycles = 0, gather_cycles = 0;
+  // Per tile x panel x kernel row whose MR rows have gaps between them (a kernel narrower than
+  // its x stride on the row-pointer path), core-cycles: each row is a stream of its own that
+  // the next row does not continue.
+  double restart_cycles = 0;
+  // Per tile x panel call of the microkernel, core-cycles: its store, epilogue and loop setup,
+  // beyond what the calibrated K-step rate holds (which amortises them over a 1152-step call).
+  double call_cycles = 0;
   double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
+  double dram_gbs = 0;            // measured read bandwidth of a buffer past the L3 (0: offchip_gbs)
+  // Measured bandwidth of reading again, right away, kRereadProbes[i] bytes that one pass has
+  // just streamed in from memory (0: not measured; then the L3 is taken to keep what fits it).
+  std::array<double, 4> reread_gbs{};
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
 };
 
@@ -94,7 +110,11 @@ struct HostMeasurements {
   // Conv kernel structure (sim/host_conv.h), from the calibration convs; < 0: not measured.
   double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
+  double restart_cycles = -1;      // per strided row restart (HostConvModel), core-cycles
+  double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
+  double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
+  std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs
 };
 // The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
 // microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.

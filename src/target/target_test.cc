@@ -81,6 +81,27 @@ TEST(Target, HostFromMeasurementsUsesTheMeasuredRates) {
   EXPECT_DOUBLE_EQ(t.launch_overhead_us, 4.0);
   EXPECT_TRUE(t.reorders_cost);
   EXPECT_EQ(t.onchip_capacity(), 8 << 20);  // the L3 (default 8 MiB) is the largest level
+  EXPECT_FALSE(t.host_conv.enabled);  // no conv calibration: the array model alone
+  // With the conv calibration the conv model is on, with its rates; a read test that a stall
+  // made slower than a farther level's is raised to that level's.
+  m.tap_setup_cycles = 30;
+  m.gather_cycles = 120;
+  m.restart_cycles = 150;
+  m.call_cycles = 90;
+  m.l2_read_gbs = 0.6;  // a scheduler stall
+  m.l3_read_gbs = 55;
+  m.dram_read_gbs = 22;
+  m.reread_gbs = {50, 48, 40, 30};
+  const Target c = host_target(avx2, m);
+  ASSERT_TRUE(c.host_conv.enabled);
+  EXPECT_DOUBLE_EQ(c.host_conv.setup_cycles, 30);
+  EXPECT_DOUBLE_EQ(c.host_conv.gather_cycles, 120);
+  EXPECT_DOUBLE_EQ(c.host_conv.restart_cycles, 150);
+  EXPECT_DOUBLE_EQ(c.host_conv.call_cycles, 90);
+  EXPECT_DOUBLE_EQ(c.host_conv.l2_gbs, 55);
+  EXPECT_DOUBLE_EQ(c.host_conv.l3_gbs, 55);
+  EXPECT_DOUBLE_EQ(c.host_conv.dram_gbs, 22);
+  EXPECT_DOUBLE_EQ(c.host_conv.reread_gbs[2], 40);
   // Nothing measured: the nominal defaults.
   Target d = host_target(avx2, HostMeasurements{});
   EXPECT_EQ(d.cores, 8);

@@ -30,7 +30,7 @@ struct Options {
   std::string model, target = "tpu-v4", batch, precision, what_if, compare, topology, config, svg;
   std::string convention = "native";
   bool json = false, sweep = false, check = false;
-  int iters = 10, threads = 0;
+  int iters = 30, threads = 0;
 };
 
 // The workload: a compiled plan or a SCALE-Sim topology, simulated for any target and batch.
@@ -186,7 +186,7 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("--config", op->config, "SCALE-Sim architecture .cfg as the target");
   cmd->add_option("--convention", op->convention, "cycle formulas: native (default) or scalesim");
   cmd->add_flag("--check", op->check, "with --target host: also run the plan and compare per-layer times");
-  cmd->add_option("--iters", op->iters, "with --check: timed runs (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--iters", op->iters, "with --check: timed runs (default 30)")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", op->threads, "with --check: runtime threads (default: one per core)");
   cmd->callback([op] {
     Status st = run(*op);

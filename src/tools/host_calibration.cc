@@ -10,10 +10,12 @@
 #include "base/threadpool.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "kernels/peak/peak.h"
 #include "sim/host_conv.h"
 #include "target/target.h"
 #include "tools/bandwidth.h"
 #include "tools/host_check.h"
+#include "tools/host_check_calibrator.h"
 #include "tools/peak.h"
 
 namespace systolic::tools {
@@ -95,81 +97,107 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
 
 }  // namespace
 
-ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
-                                      int mr, int nr) {
-  ConvCalibration c;
-  const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  if (!k || peak_gflops <= 0 || mr <= 0 || nr <= 0) return c;
-  threads = std::max(1, threads);
-  // The simulator's clock and FMA width for this peak (cycles below are core-cycles at it).
-  target::HostMeasurements hm;
-  hm.threads = threads;
-  hm.fp32_peak_gflops = peak_gflops;
-  const target::Target t = target::host_target(host_cpu(), hm);
-  const double fma_width = peak_gflops / (2.0 * threads * t.clock_ghz);
-  const double c0 = mr * nr / fma_width;  // cycles per K step of one MR x NR tile at peak
-  // Core-cycles of a measured run, less the pool dispatch the simulator charges separately.
-  auto core_cycles = [&](double s) { return std::max(0.0, s * 1e6 - dispatch_us) * 1e3 * t.clock_ghz * threads; };
-  struct Shape {
-    kernels::ConvParams p;
-    double steps = 0, setups = 0, gathers = 0, cycles = -1;  // tile x panel K steps, events
-  };
-  auto shape = [&](const kernels::ConvParams& p) {
-    Shape s{p};
-    const sim::HostConvBlocking b = sim::host_conv_blocking(p, mr, nr, threads);
-    const sim::HostConvEvents e = sim::host_conv_events(b);
-    s.steps = double(b.tiles) * b.panels * b.k;
-    s.setups = e.setups;
-    s.gathers = e.gathers;
-    return s;
-  };
-  // Wide and narrow 3x3 convs on the row-pointer path: 128 channels per tap (kCalibWideTap), and
-  // 24 (kCalibNarrowTap), about the fewest that path runs a 3x3 with (3 * 24 = 72 floats per
-  // kernel row > 64: not merged). The stem shape (3 channels, 7x7, stride 2) is merged
-  // (21-float rows) and packed (K = 147): rows are gathered once per tile x kernel row.
-  // Five interleaved rounds; per shape the fastest round's median: the kernel's own cost. (The
-  // median round let one burst of load on a shared 2-core VM swing the rate by 2x.)
-  Shape wide = shape(calib_shape(128, 128, 32, 3, 1)), narrow = shape(calib_shape(24, 128, 32, 3, 1)),
-        stem = shape(calib_shape(3, 64, 128, 7, 2));
-  {
-    std::vector<double> tw, tn, ts;
-    for (int round = 0; round < 5; ++round) {
-      tw.push_back(time_conv_s(k, wide.p, threads));
-      tn.push_back(time_conv_s(k, narrow.p, threads));
-      ts.push_back(time_conv_s(k, stem.p, threads));
-    }
-    auto best = [](const std::vector<double>& v) {
-      double b = -1;
-      for (double x : v)
-        if (x > 0 && (b < 0 || x < b)) b = x;
-      return b;
-    };
-    const double w = best(tw), n = best(tn), st = best(ts);
-    if (w > 0) wide.cycles = core_cycles(w);
-    if (n > 0) narrow.cycles = core_cycles(n);
-    if (st > 0) stem.cycles = core_cycles(st);
+kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
+kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
+kernels::ConvParams calib_stem() { return calib_shape(3, 64, 128, 7, 2); }
+kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
+kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
+kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }
+
+namespace {
+
+// The v in [lo, hi] where the increasing f reaches `target` (lo when f(lo) is already there).
+template <class F>
+double solve_increasing(F f, double target, double lo, double hi) {
+  if (f(lo) >= target) return lo;
+  while (f(hi) < target && hi < 1e12) hi *= 2;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (f(mid) < target ? lo : hi) = mid;
   }
-  if (wide.cycles <= 0) return c;
-  // x: the wide conv's cycles per tile K step, its own (hidden) setup included; the narrow
-  // conv's excess over that rate is its exposed setup per tile x panel x tap (host_setup_exposure
-  // weighs it 1 there, 0 at the wide one).
-  const double x = std::max(wide.cycles / wide.steps, c0);  // never faster than the FMA peak
-  double s = 0;
-  if (narrow.cycles > 0 && narrow.setups > 0) s = std::max(0.0, (narrow.cycles - narrow.steps * x) / narrow.setups);
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s) {
+  ConvCalibration c;
+  const int threads = std::max(1, m.threads);
+  if (m.fp32_peak_gflops <= 0 || m.tile_rows <= 0 || m.tile_cols <= 0 || s.wide <= 0) return c;
+  // The simulator's host with this tile and these bandwidths, its conv model on; the cycles below
+  // are its core-cycles (at the clock the peak implies), elapsed.
+  target::HostMeasurements hm = m;
+  hm.threads = threads;
+  hm.conv_efficiency = 1;
+  hm.tap_setup_cycles = hm.gather_cycles = hm.restart_cycles = hm.call_cycles = 0;
+  const target::Target t = target::host_target(host_cpu(), hm);
+  const double fma_width = m.fp32_peak_gflops / (2.0 * threads * t.clock_ghz);
+  const double c0 = m.tile_rows * m.tile_cols / fma_width;  // cycles per K step of one MR x NR tile at peak
+  // Elapsed cycles of a measured run, less the pool dispatch the simulator charges separately.
+  auto elapsed = [&](double secs) { return std::max(0.0, secs * 1e6 - dispatch_us) * 1e3 * t.clock_ghz; };
+  // The model's elapsed cycles for a calibration conv with per-event costs `e` (its weights stay
+  // in the caches between its runs).
+  struct Events {
+    double setup = 0, gather = 0, restart = 0, call = 0;
+  };
+  auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
+    target::Target x = t;
+    x.host_conv.setup_cycles = e.setup;
+    x.host_conv.gather_cycles = e.gather;
+    x.host_conv.restart_cycles = e.restart;
+    x.host_conv.call_cycles = e.call;
+    return sim::host_conv_time(p, x, step, false).cycles;
+  };
+  // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
+  // included) as long as measured, never faster than the FMA peak, and the cost per call that
+  // does the same for the short-K 1x1 (64 K steps a call) with that x; both convs hold both, so
+  // the pair is solved by turns (a contraction: the wide conv's 1152-step calls barely see it).
+  Events e;
+  double x = c0;
+  for (int turn = 0; turn < 6; ++turn) {
+    x = solve_increasing([&](double v) { return model(calib_wide(), v, e); }, elapsed(s.wide), c0, 4 * c0);
+    if (s.short_k <= 0) break;
+    e.call = solve_increasing([&](double v) { return model(calib_short(), x, Events{0, 0, 0, v}); }, elapsed(s.short_k), 0,
+                              2000);
+  }
+  // Then the setup per tile x panel x tap for the narrow conv (host_setup_exposure weighs it 1
+  // there, 0 at the wide one), the gather per tile x kernel row for the stem, and the restart
+  // per tile x panel for the strided 1x1 (192-float taps: no setup), each with the ones before.
+  if (s.narrow > 0)
+    e.setup = solve_increasing([&](double v) { return model(calib_narrow(), x, Events{v, 0, 0, e.call}); },
+                               elapsed(s.narrow), 0, 100);
+  if (s.stem > 0)
+    e.gather = solve_increasing([&](double v) { return model(calib_stem(), x, Events{e.setup, v, 0, e.call}); },
+                                elapsed(s.stem), 0, 500);
+  // The restart: what the strided 1x1 takes beyond its stride-1 twin (the same GEMM, blocking and
+  // loop order on a quarter of the pixels, rows read in place), so that errors in the rates
+  // above cancel.
+  if (s.strided > 0 && s.strided_twin > 0) {
+    const double twin = model(calib_strided_twin(), x, e);
+    e.restart = solve_increasing(
+        [&](double v) { return model(calib_strided(), x, Events{e.setup, e.gather, v, e.call}) - twin; },
+        elapsed(s.strided) - elapsed(s.strided_twin), 0, 2000);
+  }
   c.efficiency = c0 / x;
-  c.setup_cycles = s;
-  // What the stem takes beyond its K steps is the gather.
-  c.gather_cycles = 0;
-  if (stem.cycles > 0 && stem.gathers > 0)
-    c.gather_cycles = std::max(0.0, (stem.cycles - stem.steps * x - stem.setups * s) / stem.gathers);
+  c.setup_cycles = e.setup;
+  c.gather_cycles = e.gather;
+  c.restart_cycles = e.restart;
+  c.call_cycles = e.call;
   c.ok = true;
   return c;
+}
+
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us) {
+  ConvCalibrator cal(kernel, m.threads);
+  if (!cal.ok()) return {};
+  for (int round = 0; round < kCalibRounds; ++round) cal.round();
+  return solve_calibration_rounds(m, dispatch_us, cal.rounds());
 }
 
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us) {
   const kernels::ConvKernel* k = kernels::conv_find(kernel);
   if (!k || peak_gflops <= 0) return 0;
-  const kernels::ConvParams p = calib_shape(128, 128, 32, 3, 1);
+  const kernels::ConvParams p = calib_wide();
   const double secs = time_conv_s(k, p, threads);
   if (secs <= 0) return 0;
   const double flops = 2.0 * p.oh * p.ow * p.oc * p.ic * 9;
@@ -239,27 +267,47 @@ std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
   return best;
 }
 
-target::HostMeasurements measure_host(const plan::Program& p, int threads) {
+target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel) {
   target::HostMeasurements m;
   m.threads = threads;
   m.fp32_peak_gflops = measured_fp32_peak_gflops(threads);
   m.dram_gbs = measured_memory_bandwidth_gbs(threads);
   m.launch_us = measured_dispatch_us(threads);
-  const std::string k = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
-  if (k.empty()) return m;
-  const ConvCalibration c = calibrate_conv_kernel(k, threads, m.fp32_peak_gflops, m.launch_us, m.tile_rows, m.tile_cols);
-  if (c.ok && k.find("igemm") != std::string::npos) {
-    m.conv_efficiency = c.efficiency;
-    m.tap_setup_cycles = c.setup_cycles;
-    m.gather_cycles = c.gather_cycles;
+  *conv_kernel = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
+  if (conv_kernel->find("igemm") != std::string::npos) {
     const CpuFeatures& cpu = host_cpu();
-    // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads
-    // (past every L2, as re-read weights of 2+ MiB are).
+    const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
+    // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads (past
+    // every L2, as re-read weights of 2+ MiB are); DRAM: twice the L3 over all threads (where
+    // the weights of a model larger than the L3 come from on their first touch in a run).
     m.l2_read_gbs = measured_read_gbs(threads, cpu.l2_bytes / 4);
-    m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / std::max(1, threads), 2 * cpu.l2_bytes));
-  } else {
-    m.conv_efficiency = measured_conv_efficiency(k, threads, m.fp32_peak_gflops, m.launch_us);
+    m.l3_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(cpu.l3_bytes / 4 / t, 2 * cpu.l2_bytes));
+    m.dram_read_gbs = measured_read_gbs(threads, std::max<std::size_t>(2 * cpu.l3_bytes, std::size_t{64} << 20) / t);
   }
+  return m;
+}
+
+void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel, target::HostMeasurements* m) {
+  if (c.ok && kernel.find("igemm") != std::string::npos) {
+    m->fp32_peak_gflops = std::max(m->fp32_peak_gflops, c.peak_gflops);
+    m->conv_efficiency = c.efficiency;
+    m->tap_setup_cycles = c.setup_cycles;
+    m->gather_cycles = c.gather_cycles;
+    m->restart_cycles = c.restart_cycles;
+    m->call_cycles = c.call_cycles;
+    if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
+    m->reread_gbs = c.reread_gbs;
+  } else if (!kernel.empty()) {
+    m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);
+  }
+}
+
+target::HostMeasurements measure_host(const plan::Program& p, int threads) {
+  std::string kernel;
+  target::HostMeasurements m = measure_host_rates(p, threads, &kernel);
+  ConvCalibration c;
+  if (kernel.find("igemm") != std::string::npos) c = calibrate_conv_kernel(kernel, m, m.launch_us);
+  apply_conv_calibration(c, kernel, &m);
   return m;
 }
 

@@ -9,6 +9,8 @@
 #include <set>
 
 #include "runtime/session.h"
+#include "tools/host_check_calibrator.h"
+#include "tools/host_check_stats.h"
 #include "tools/random_inputs.h"
 
 namespace systolic::tools {
@@ -37,41 +39,75 @@ double error_pct(double predicted, double measured) {
 }
 
 CheckReport compare_prediction(const sim::SimReport& r, const std::vector<MeasuredStep>& steps,
-                               double measured_total_ms, int top) {
+                               double measured_total_ms, int top, int resamples) {
   CheckReport c;
   c.batch = r.batch;
   std::map<std::string, const sim::LayerCost*> sim_by_name;
   for (const auto& l : r.layers) sim_by_name[l.name] = &l;
   std::set<std::string> seen;
+  std::vector<std::vector<double>> runs;  // per CheckLayer
   for (const auto& s : steps) {
     CheckLayer l{s.name, s.op, 0, s.ms, 0};
     if (auto it = sim_by_name.find(s.name); it != sim_by_name.end()) l.predicted_ms = it->second->time_us / 1e3;
     l.error_pct = error_pct(l.predicted_ms, l.measured_ms);
+    l.q25_ms = s.runs_ms.empty() ? s.ms : quantile(s.runs_ms, 0.25);
+    l.q75_ms = s.runs_ms.empty() ? s.ms : quantile(s.runs_ms, 0.75);
     seen.insert(s.name);
     c.layers.push_back(l);
+    runs.push_back(s.runs_ms);
   }
   for (const auto& l : r.layers)  // simulated but never run (should not happen for a plan)
-    if (!seen.count(l.name)) c.layers.push_back({l.name, l.op, l.time_us / 1e3, 0, 0});
+    if (!seen.count(l.name)) {
+      c.layers.push_back({l.name, l.op, l.time_us / 1e3, 0, 0});
+      runs.emplace_back();
+    }
   c.predicted_ms = r.latency_us / 1e3;
   c.measured_ms = measured_total_ms;
   c.error_pct = error_pct(c.predicted_ms, c.measured_ms);
   c.top_predicted = top_names(c.layers, &CheckLayer::predicted_ms, top);
   c.top_measured = top_names(c.layers, &CheckLayer::measured_ms, top);
-  c.top_match = std::set<std::string>(c.top_predicted.begin(), c.top_predicted.end()) ==
-                std::set<std::string>(c.top_measured.begin(), c.top_measured.end());
+  const std::set<std::string> pset(c.top_predicted.begin(), c.top_predicted.end()),
+      mset(c.top_measured.begin(), c.top_measured.end());
+  c.top_match = pset == mset;
+  for (const auto& n : pset) c.top_overlap += static_cast<int>(mset.count(n));
   c.top_match_ties = c.top_match;
   if (!c.top_match && !c.top_predicted.empty() && c.top_measured.size() == c.top_predicted.size()) {
     std::map<std::string, double> pred;
     for (const auto& l : c.layers) pred[l.name] = l.predicted_ms;
     const double last = pred[c.top_predicted.back()];
     auto tied = [&](double v) { return std::abs(v - last) <= 1e-9 * std::max(1.0, last); };
-    const std::set<std::string> measured(c.top_measured.begin(), c.top_measured.end());
     bool ok = true;
     for (const auto& [name, v] : pred) {
-      if (v > last && !tied(v) && !measured.count(name)) ok = false;  // a sure top layer missing
-      if (measured.count(name) && v < last && !tied(v)) ok = false;   // a measured one below the cut
+      if (v > last && !tied(v) && !mset.count(name)) ok = false;  // a sure top layer missing
+      if (mset.count(name) && v < last && !tied(v)) ok = false;   // a measured one below the cut
     }
     c.top_match_ties = ok;
+  }
+  // The measurement's own uncertainty: resample whole runs and see how often each layer makes
+  // the top, and whether each swapped pair keeps its measured order.
+  const RunBootstrap b = bootstrap_runs(runs, resamples);
+  c.resamples = b.resamples;
+  c.runs = b.runs;
+  const std::vector<double> share = top_share(b, top);
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < c.layers.size(); ++i) {
+    c.layers[i].top_share = share.empty() ? 0 : share[i];
+    index.emplace(c.layers[i].name, static_cast<int>(i));
+  }
+  c.top_match_noise = c.top_match;
+  if (!c.top_match) {
+    c.top_match_noise = b.resamples > 0;  // without runs the measurement cannot excuse anything
+    for (const auto& p : c.top_predicted) {
+      if (mset.count(p)) continue;
+      for (const auto& m : c.top_measured) {
+        if (pset.count(m)) continue;
+        TopSwap s{p, m, c.layers[index[p]].measured_ms, c.layers[index[m]].measured_ms, 0, true};
+        if (b.resamples > 0) s.share = order_share(b, index[p], index[m]);
+        s.separated = b.resamples == 0 || s.share < kInseparableShare;
+        c.top_match_noise = c.top_match_noise && !s.separated;
+        c.top_swaps.push_back(s);
+      }
+    }
   }
   return c;
 }
@@ -82,31 +118,47 @@ Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const C
   auto session = runtime::Session::create(p, so);
   if (!session.ok()) return session.status();
   runtime::Session& s = **session;
-  // Measure the machine on the session's thread count, then simulate (fp32: what runs here).
-  const target::HostMeasurements hm = measure_host(*p, s.threads());
+  // The machine's rates on the session's thread count, before its pool ever spins.
+  std::string kernel;
+  target::HostMeasurements hm = measure_host_rates(*p, s.threads(), &kernel);
+  // The conv calibration runs one round after every timed run, on the session's own pool: the
+  // rounds see the load, memory traffic and clock the runs see.
+  std::unique_ptr<ConvCalibrator> cal;
+  if (kernel.find("igemm") != std::string::npos) {
+    cal = std::make_unique<ConvCalibrator>(kernel, s.threads(), s.pool());
+    if (!cal->ok()) cal.reset();
+  }
+  IoBuffers io = make_io_buffers(s, 1);
+  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
+  const int iters = std::max(1, o.iters);
+  s.set_trace(static_cast<std::size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
+    if (cal) cal->round();
+  }
+  for (int i = 0; cal && i < kCalibRounds - iters; ++i) cal->round();  // few runs: enough rounds anyway
+  apply_conv_calibration(cal ? solve_calibration_rounds(hm, hm.launch_us, cal->rounds()) : ConvCalibration{}, kernel,
+                         &hm);
+  // Simulate on the measured host (fp32: what runs here).
   const target::Target t = target::host_target(host_cpu(), hm);
   sim::SimOptions sopt;
   sopt.precision = "fp32";
   auto r = sim::simulate_program(*p, t, sopt);
   if (!r.ok()) return r.status();
-
-  IoBuffers io = make_io_buffers(s, 1);
-  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
-  const int iters = std::max(1, o.iters);
-  s.set_trace(static_cast<std::size_t>(iters));
-  for (int i = 0; i < iters; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
   const auto prof = s.profile();
-  std::vector<std::vector<double>> per_step(prof.size());
+  // Every run times every step, one after the other: per step, its time in each run (by run
+  // index, so the bootstrap can resample whole runs).
+  std::vector<std::vector<double>> per_step(prof.size(), std::vector<double>(static_cast<std::size_t>(iters), 0.0));
   std::vector<double> runs;
   for (const auto& e : s.trace()) {
     if (e.step < 0) runs.push_back(e.dur_ns / 1e6);
-    else per_step[static_cast<std::size_t>(e.step)].push_back(e.dur_ns / 1e6);
+    else if (e.run >= 0 && e.run < iters) per_step[static_cast<std::size_t>(e.step)][static_cast<std::size_t>(e.run)] = e.dur_ns / 1e6;
   }
   std::vector<MeasuredStep> steps;
   for (std::size_t k = 0; k < prof.size(); ++k) {
     // The simulator names an unnamed node "<Op>_<index>"; steps are the plan's nodes in order.
     const std::string name = prof[k].name.empty() ? prof[k].op + "_" + std::to_string(k) : prof[k].name;
-    steps.push_back({name, prof[k].op, median(per_step[k])});
+    steps.push_back({name, prof[k].op, median(per_step[k]), per_step[k]});
   }
   CheckReport c = compare_prediction(*r, steps, median(runs));
   c.threads = s.threads();
@@ -114,6 +166,16 @@ Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const C
   c.host = hm;
   return c;
 }
+
+namespace {
+
+std::string list_names(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+}  // namespace
 
 std::string format_check(const CheckReport& c) {
   std::string out;
@@ -126,31 +188,47 @@ std::string format_check(const CheckReport& c) {
   out += buf;
   if (h.tap_setup_cycles >= 0) {
     std::snprintf(buf, sizeof buf,
-                  "conv kernel: tap setup %.1f cycles/tile/panel/tap, row gather %.1f cycles/tile/row; "
-                  "read L2 %.0f GB/s, L3 %.0f GB/s\n\n",
-                  h.tap_setup_cycles, h.gather_cycles, h.l2_read_gbs, h.l3_read_gbs);
+                  "conv kernel: call %.1f cycles/tile/panel, tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
+                  "cycles/tile/row, strided row restart %.1f cycles/tile/panel/row; read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
+                  "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
+                  std::max(0.0, h.call_cycles), h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.restart_cycles),
+                  h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
+                  h.reread_gbs[3]);
     out.pop_back();
     out += buf;
   }
-  std::snprintf(buf, sizeof buf, "%-30s %-18s %12s %12s %9s\n", "layer", "op", "predicted ms", "measured ms", "error");
+  std::snprintf(buf, sizeof buf, "%-30s %-18s %12s %12s %9s %9s %8s\n", "layer", "op", "predicted ms", "measured ms",
+                "error", "IQR", "in top-5");
   out += buf;
   for (const auto& l : c.layers) {
-    std::snprintf(buf, sizeof buf, "%-30s %-18s %12.3f %12.3f %8.1f%%\n", l.name.substr(0, 30).c_str(), l.op.c_str(),
-                  l.predicted_ms, l.measured_ms, l.error_pct);
+    const double iqr = l.measured_ms > 0 ? 100 * (l.q75_ms - l.q25_ms) / l.measured_ms : 0;
+    char share[16] = "";
+    if (l.top_share > 0) std::snprintf(share, sizeof share, "%.0f%%", 100 * l.top_share);
+    std::snprintf(buf, sizeof buf, "%-30s %-18s %12.3f %12.3f %8.1f%% %8.1f%% %8s\n", l.name.substr(0, 30).c_str(),
+                  l.op.c_str(), l.predicted_ms, l.measured_ms, l.error_pct, iqr, share);
     out += buf;
   }
+  std::snprintf(buf, sizeof buf,
+                "(IQR: interquartile range of the %d runs / median; in top-5: share of %d bootstrap resamples of the "
+                "runs with the layer in the measured top 5)\n",
+                c.runs, c.resamples);
+  out += buf;
   std::snprintf(buf, sizeof buf, "\nlatency   predicted %.3f ms, measured %.3f ms (median of %d runs, batch %lld): error %+.1f%%\n",
                 c.predicted_ms, c.measured_ms, c.iters, static_cast<long long>(c.batch), c.error_pct);
   out += buf;
-  auto list = [](const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  };
-  out += "top-5     predicted: " + list(c.top_predicted) + "\n";
-  out += "          measured:  " + list(c.top_measured) + "\n";
-  out += std::string("          same set:  ") +
-         (c.top_match ? "yes" : c.top_match_ties ? "no, but yes up to exact ties in the prediction" : "no") + "\n";
+  out += "top-5     predicted: " + list_names(c.top_predicted) + "\n";
+  out += "          measured:  " + list_names(c.top_measured) + "\n";
+  std::snprintf(buf, sizeof buf, "          same set (strict):              %s (%d of %zu)\n", c.top_match ? "yes" : "no",
+                c.top_overlap, c.top_measured.size());
+  out += buf;
+  out += std::string("          same set up to exact ties in the prediction: ") + (c.top_match_ties ? "yes" : "no") + "\n";
+  out += std::string("          same set within measurement noise: ") + (c.top_match_noise ? "yes" : "no") + "\n";
+  for (const auto& s : c.top_swaps) {
+    std::snprintf(buf, sizeof buf, "            %s (measured %.3f ms) >= %s (%.3f ms) in %.1f%% of resamples: %s\n",
+                  s.predicted_only.c_str(), s.predicted_only_ms, s.measured_only.c_str(), s.measured_only_ms,
+                  100 * s.share, s.separated ? "the runs separate them" : "a tie within the noise");
+    out += buf;
+  }
   return out;
 }
 
@@ -163,18 +241,30 @@ nlohmann::json check_json(const CheckReport& c) {
                {"conv_efficiency", c.host.conv_efficiency}, {"launch_us", c.host.launch_us},
                {"tile", std::to_string(c.host.tile_rows) + "x" + std::to_string(c.host.tile_cols)},
                {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
-               {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs}};
+               {"restart_cycles", c.host.restart_cycles}, {"call_cycles", c.host.call_cycles},
+               {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
+               {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs}};
   j["layers"] = nlohmann::json::array();
   for (const auto& l : c.layers)
     j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"predicted_ms", l.predicted_ms},
-                           {"measured_ms", l.measured_ms}, {"error_pct", l.error_pct}});
+                           {"measured_ms", l.measured_ms}, {"error_pct", l.error_pct},
+                           {"measured_q25_ms", l.q25_ms}, {"measured_q75_ms", l.q75_ms},
+                           {"top5_share", l.top_share}});
   j["predicted_ms"] = c.predicted_ms;
   j["measured_ms"] = c.measured_ms;
   j["error_pct"] = c.error_pct;
   j["top5_predicted"] = c.top_predicted;
   j["top5_measured"] = c.top_measured;
   j["top5_match"] = c.top_match;
+  j["top5_overlap"] = c.top_overlap;
   j["top5_match_up_to_ties"] = c.top_match_ties;
+  j["top5_match_within_noise"] = c.top_match_noise;
+  j["top5_swaps"] = nlohmann::json::array();
+  for (const auto& s : c.top_swaps)
+    j["top5_swaps"].push_back({{"predicted_only", s.predicted_only}, {"measured_only", s.measured_only},
+                               {"predicted_only_ms", s.predicted_only_ms}, {"measured_only_ms", s.measured_only_ms},
+                               {"share", s.share}, {"separated", s.separated}});
+  j["bootstrap"] = {{"resamples", c.resamples}, {"runs", c.runs}, {"inseparable_share", kInseparableShare}};
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/conv/conv.h"
 #include "plan/program.h"
 #include "sim/simulate.h"
 #include "target/target.h"
@@ -19,34 +20,80 @@ double measured_dispatch_us(int threads);
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernel's structure costs (sim/host_conv.h), from three calibration convs timed on
-// `threads` threads: wide (3x3, 128 -> 128, 32x32) and narrow (3x3, 24 -> 128, 32x32) on the
-// row-pointer path give the cycles per tile K step (-> efficiency = MR*NR/FMA width / that) and
-// per tile x panel x tap setup; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed
-// path gives the cycles per tile x kernel-row gather.
+// The conv kernel's structure costs (sim/host_conv.h), from six calibration convs timed on
+// m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
+// the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
+// peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
+// (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
+// the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
+// per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
+// cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
+// per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
+// the same GEMM).
+// `dispatch_us` is taken off every timed call.
+constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
-  double efficiency = 0, setup_cycles = 0, gather_cycles = 0;
+  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
+  double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
+  double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
+  std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
 };
-ConvCalibration calibrate_conv_kernel(const std::string& kernel, int threads, double peak_gflops, double dispatch_us,
-                                      int mr, int nr);
+ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
+// The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
+// kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
+// one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
+// 56x56) with its stride-1 twin (28x28) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes,
+// not any model's layers.
+kernels::ConvParams calib_wide();
+kernels::ConvParams calib_narrow();
+kernels::ConvParams calib_stem();
+kernels::ConvParams calib_strided();
+kernels::ConvParams calib_short();
+kernels::ConvParams calib_strided_twin();
+// Seconds per call of each calibration conv (<= 0: not measured).
+struct CalibrationTimes {
+  double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
+};
+// calibrate_conv_kernel's arithmetic on given timings.
+ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);
+
 // Best GB/s of summing a `bytes_per_thread` buffer per thread on `threads` threads (L2- or
 // L3-resident by its size).
 double measured_read_gbs(int threads, std::size_t bytes_per_thread);
 // The plan's dominant conv kernel (most FLOPs) and its register tile parsed from the name
 // ("conv_f32_igemm_6x16_avx2" -> 6 x 16); rows/cols 0 when the name carries none.
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols);
-// Everything the host preset needs, measured now on `threads` threads.
+// Everything the host preset needs but the conv calibration, measured now on `threads` threads:
+// peak, memcpy, dispatch, the plan's dominant conv kernel (`conv_kernel`) and its tile, and for
+// the igemm kernel the L2 / L3 / DRAM read bandwidths.
+target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel);
+// Puts a conv calibration into m (the highest peak seen with it); for a kernel the calibration
+// does not model (or when it failed), the kernel's plain efficiency on the wide shape.
+void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel, target::HostMeasurements* m);
+// All of it, the conv calibration in kCalibRounds rounds of its own.
 target::HostMeasurements measure_host(const plan::Program& p, int threads);
 
 struct MeasuredStep {
   std::string name, op;
-  double ms = 0;  // median over the timed runs
+  double ms = 0;                // median over the timed runs
+  std::vector<double> runs_ms;  // the step's time in each timed run, in run order (may be empty)
 };
 
 struct CheckLayer {
   std::string name, op;
   double predicted_ms = 0, measured_ms = 0, error_pct = 0;
+  double q25_ms = 0, q75_ms = 0;  // run-to-run spread: quartiles over the timed runs
+  double top_share = 0;           // share of bootstrap resamples of the runs with it in the measured top
+};
+
+// A layer in one top set and not the other: predicted-only against measured-only, with the
+// share of bootstrap resamples in which the predicted-only layer ranks at or above the other.
+struct TopSwap {
+  std::string predicted_only, measured_only;
+  double predicted_only_ms = 0, measured_only_ms = 0;  // measured medians
+  double share = 0;
+  bool separated = false;  // share < kInseparableShare: the runs do order them
 };
 
 struct CheckReport {
@@ -61,17 +108,25 @@ struct CheckReport {
   // The measured set is a top-`top` of the prediction once layers predicted exactly as long as
   // the last predicted place (identical shapes) may stand in for one another.
   bool top_match_ties = false;
+  // Statistically: every swap is a pair of layers whose order the runs themselves cannot
+  // establish (host_check_stats.h: the predicted-only layer ranks at or above the measured-only
+  // one in at least kInseparableShare of the resamples). Equal to top_match when nothing swaps.
+  bool top_match_noise = false;
+  int top_overlap = 0;               // layers in both sets
+  std::vector<TopSwap> top_swaps;    // every predicted-only x measured-only pair
+  int resamples = 0, runs = 0;       // the bootstrap behind top_share and the swaps
 };
 
 // 100 * (predicted - measured) / measured (0 when nothing was measured).
 double error_pct(double predicted, double measured);
 // Pairs simulated layers with measured steps by name; `measured_total_ms` is the median run.
+// With per-run times on the steps, also the spread, the bootstrap top shares and the swaps.
 CheckReport compare_prediction(const sim::SimReport& r, const std::vector<MeasuredStep>& steps,
-                               double measured_total_ms, int top = 5);
+                               double measured_total_ms, int top = 5, int resamples = 2000);
 
 struct CheckOptions {
   int threads = 0;  // 0: one per core
-  int iters = 10, warmup = 3;
+  int iters = 30, warmup = 3;
 };
 // Measures the host, simulates `p` on it, times `p` in a profiling Session and compares.
 Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const CheckOptions& o);

@@ -2,10 +2,12 @@
 // numbers, and the whole check on a small conv model (fields present, errors consistent).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/graph_builder.h"
 #include "tools/host_check.h"
+#include "tools/host_check_stats.h"
 
 namespace systolic::tools {
 namespace {
@@ -26,8 +28,8 @@ TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
   for (int i = 0; i < 6; ++i) r.layers.push_back(layer("l" + std::to_string(i), 1000.0 * (i + 1)));
   r.latency_us = 21000;  // 1 + 2 + ... + 6 ms
   std::vector<MeasuredStep> steps;
-  for (int i = 0; i < 6; ++i) steps.push_back({"l" + std::to_string(i), "Conv", 2.0 * (i + 1)});
-  steps.push_back({"reshape", "Reshape", 0.5});  // a step the simulator treats as free
+  for (int i = 0; i < 6; ++i) steps.push_back({"l" + std::to_string(i), "Conv", 2.0 * (i + 1), {}});
+  steps.push_back({"reshape", "Reshape", 0.5, {}});  // a step the simulator treats as free
   CheckReport c = compare_prediction(r, steps, 42.5, 5);
   ASSERT_EQ(c.layers.size(), 7u);
   EXPECT_DOUBLE_EQ(c.layers[0].predicted_ms, 1.0);
@@ -50,6 +52,74 @@ TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
   const CheckReport t = compare_prediction(r, steps, 42.5, 5);
   EXPECT_FALSE(t.top_match);
   EXPECT_TRUE(t.top_match_ties);
+  EXPECT_EQ(t.top_overlap, 4);
+  // No per-run times: the measurement cannot vouch for a tie.
+  EXPECT_FALSE(t.top_match_noise);
+  ASSERT_EQ(t.top_swaps.size(), 1u);
+  EXPECT_EQ(t.top_swaps[0].predicted_only, "l0");
+  EXPECT_EQ(t.top_swaps[0].measured_only, "l1");
+  EXPECT_TRUE(t.top_swaps[0].separated);
+}
+
+// Six layers predicted 1..6 ms; measured over 21 runs, l0 and l1 compete for 5th place.
+std::vector<MeasuredStep> noisy_steps(bool l0_always_above_l1) {
+  std::vector<MeasuredStep> steps;
+  for (int i = 0; i < 6; ++i) {
+    MeasuredStep s{"l" + std::to_string(i), "Conv", 0, {}};
+    for (int run = 0; run < 21; ++run) {
+      double ms = 2.0 * (i + 1);
+      if (i == 0) ms = l0_always_above_l1 ? 4.2 : (run % 2 ? 4.5 : 3.5);  // l1 is 4.0 every run
+      s.runs_ms.push_back(ms);
+    }
+    std::vector<double> v = s.runs_ms;
+    std::sort(v.begin(), v.end());
+    s.ms = v[v.size() / 2];
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+TEST(HostCheck, ASwapCountsAsATieOnlyWhenTheRunsCannotOrderThePair) {
+  sim::SimReport r;
+  r.batch = 1;
+  for (int i = 0; i < 6; ++i) r.layers.push_back(layer("l" + std::to_string(i), 1000.0 * (i + 1)));
+  r.latency_us = 21000;
+  // l0 is 4.5 ms in 10 runs and 3.5 ms in 11: its median (3.5) is below l1's 4.0, but a
+  // resample often has more 4.5s (about 41% of them). The prediction puts l1 5th: a match.
+  CheckReport m = compare_prediction(r, noisy_steps(false), 40, 5);
+  EXPECT_TRUE(m.top_match);
+  EXPECT_TRUE(m.top_match_noise);
+  EXPECT_TRUE(m.top_swaps.empty());
+  // Predict l0 above l1: strictly a miss, but the runs cannot tell the two apart.
+  r.layers[0].time_us = 2500;
+  CheckReport t = compare_prediction(r, noisy_steps(false), 40, 5);
+  EXPECT_FALSE(t.top_match);
+  EXPECT_FALSE(t.top_match_ties);  // not an exact tie in the prediction
+  EXPECT_TRUE(t.top_match_noise);
+  ASSERT_EQ(t.top_swaps.size(), 1u);
+  EXPECT_EQ(t.top_swaps[0].predicted_only, "l0");
+  EXPECT_EQ(t.top_swaps[0].measured_only, "l1");
+  EXPECT_FALSE(t.top_swaps[0].separated);
+  EXPECT_GT(t.top_swaps[0].share, kInseparableShare);
+  EXPECT_GT(t.layers[0].top_share, 0.1);
+  EXPECT_LT(t.layers[0].top_share, 0.9);
+  EXPECT_DOUBLE_EQ(t.layers[5].top_share, 1.0);  // 12 ms, far above everything
+  EXPECT_DOUBLE_EQ(t.layers[0].q25_ms, 3.5);
+  EXPECT_DOUBLE_EQ(t.layers[0].q75_ms, 4.5);
+  // l0 measured 4.2 ms in every run, l1 4.0: the runs do order them, and predicting l1 above l0
+  // (1 and 2 ms) is a miss in both verdicts: l1 never ranks at or above l0.
+  r.layers[0].time_us = 1000;
+  CheckReport s = compare_prediction(r, noisy_steps(true), 40, 5);
+  EXPECT_FALSE(s.top_match);
+  EXPECT_FALSE(s.top_match_noise);
+  ASSERT_EQ(s.top_swaps.size(), 1u);
+  EXPECT_TRUE(s.top_swaps[0].separated);
+  EXPECT_DOUBLE_EQ(s.top_swaps[0].share, 0.0);
+  const auto j = check_json(s);
+  EXPECT_FALSE(j["top5_match"].get<bool>());
+  EXPECT_FALSE(j["top5_match_within_noise"].get<bool>());
+  EXPECT_EQ(j["top5_swaps"].size(), 1u);
+  EXPECT_EQ(j["top5_overlap"].get<int>(), 4);
 }
 
 TEST(HostCheck, SmallModelReportsEveryField) {
@@ -94,7 +164,7 @@ TEST(HostCheck, SmallModelReportsEveryField) {
   EXPECT_EQ(c->top_predicted.size(), c->top_measured.size());
   const auto j = check_json(*c);
   for (const char* k : {"layers", "predicted_ms", "measured_ms", "error_pct", "top5_predicted", "top5_measured",
-                        "top5_match", "host"})
+                        "top5_match", "top5_match_within_noise", "top5_swaps", "bootstrap", "host"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_NE(format_check(*c).find("same set"), std::string::npos);
 }

@@ -1,0 +1,185 @@
+// Calibration rounds for `simulate --check`: the three synthetic convs and the FMA peak, timed
+// call by call, and the robust summary the conv model is solved from.
+#include "tools/host_check_calibrator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "kernels/conv/conv.h"
+#include "kernels/peak/peak.h"
+#include "tools/host_check_stats.h"
+
+namespace systolic::tools {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+struct FreeDeleter {
+  void operator()(float* p) const { std::free(p); }
+};
+
+}  // namespace
+
+// One conv ready to run: inputs, packed weights, output, workspace.
+struct ConvCalibrator::Conv {
+  const kernels::ConvKernel* k = nullptr;
+  kernels::ConvParams p;
+  bool ok = false;
+  std::vector<float> src, packed, dst, bias;
+  std::unique_ptr<float, FreeDeleter> ws;
+  kernels::ConvArgs a;
+
+  Conv(const kernels::ConvKernel* kernel, const kernels::ConvParams& shape) : k(kernel), p(shape) {
+    std::string why;
+    if (!k || !k->accepts(p, host_cpu(), &why)) return;
+    const int icg = p.ic / p.groups;
+    std::vector<float> w(static_cast<std::size_t>(p.oc) * icg * p.kh * p.kw);
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) * 0.01f - 0.08f;
+    src.resize(static_cast<std::size_t>(p.n) * p.ih * p.iw * p.ic);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
+    dst.resize(static_cast<std::size_t>(p.n) * p.oh * p.ow * p.oc);
+    bias.assign(static_cast<std::size_t>(p.oc), 0.1f);
+    packed.resize(k->packed_floats(p));
+    k->pack(p, w.data(), packed.data());
+    const std::size_t ws_bytes = (k->workspace_bytes(p) + 63) / 64 * 64;
+    if (ws_bytes) ws.reset(static_cast<float*>(std::aligned_alloc(64, ws_bytes)));
+    a.src = src.data();
+    a.weights = packed.data();
+    a.bias = bias.data();
+    a.dst = dst.data();
+    a.workspace = ws.get();
+    ok = true;
+  }
+  double run_s(pthreadpool_t pool) {
+    if (!ok) return -1;
+    const auto t0 = clock_type::now();
+    k->run(p, a, pool);
+    return seconds_since(t0);
+  }
+};
+
+ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpool_t pool)
+    : threads_(std::max(1, threads)), own_(pool ? ThreadPool(nullptr) : make_thread_pool(threads_)),
+      pool_(pool ? pool : own_.get()) {
+  const kernels::ConvKernel* k = kernels::conv_find(kernel);
+  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short(), calib_strided_twin()}) {
+    convs_.push_back(std::make_unique<Conv>(k, p));
+    for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
+  }
+  const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
+  dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
+  std::size_t probes = 0;
+  for (std::size_t b : target::kRereadProbes) probes += b / sizeof(float);
+  probe_.assign(probes, 1.0f);
+  rounds_.reread_gbs.resize(target::kRereadProbes.size());
+  sink_.assign(static_cast<std::size_t>(threads_) * 16, 0.0f);
+}
+
+ConvCalibrator::~ConvCalibrator() = default;
+
+bool ConvCalibrator::ok() const { return !convs_.empty() && convs_[0]->ok; }
+
+void ConvCalibrator::round() {
+  // The peak: a short FMA loop on every thread at once.
+  struct Ctx {
+    std::vector<double> flops;
+    std::vector<float> sink;
+  } ctx{std::vector<double>(static_cast<std::size_t>(threads_)), std::vector<float>(static_cast<std::size_t>(threads_))};
+  auto task = [](void* c, size_t i) {
+    auto* x = static_cast<Ctx*>(c);
+    x->flops[i] = kernels::peak_fp32(host_cpu(), 2'000'000, &x->sink[i]);
+  };
+  const auto t0 = clock_type::now();
+  pthreadpool_parallelize_1d(pool_, task, &ctx, static_cast<size_t>(threads_), 0);
+  const double s = seconds_since(t0);
+  double flops = 0;
+  for (double f : ctx.flops) flops += f;
+  rounds_.peak_gflops.push_back(s > 0 ? flops / s / 1e9 : 0);
+  rounds_.wide_s.push_back(convs_[0]->run_s(pool_));
+  rounds_.narrow_s.push_back(convs_[1]->run_s(pool_));
+  rounds_.stem_s.push_back(convs_[2]->run_s(pool_));
+  rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
+  rounds_.short_s.push_back(convs_[4]->run_s(pool_));
+  rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
+  // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
+  // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
+  // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
+  rounds_.dram_gbs.push_back(read_gbs(dram_.data(), dram_.size()));
+  std::size_t at = 0;
+  for (std::size_t k = 0; k < target::kRereadProbes.size(); ++k) {
+    const std::size_t n = target::kRereadProbes[k] / sizeof(float);
+    read_gbs(probe_.data() + at, n);
+    rounds_.reread_gbs[k].push_back(read_gbs(probe_.data() + at, n));
+    at += n;
+  }
+}
+
+double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
+  struct Read {
+    const float* data;
+    std::size_t slice;
+    float* sink;
+  } rd{data, n / static_cast<std::size_t>(threads_) / 32 * 32, sink_.data()};
+  auto read = [](void* c, size_t i) {
+    auto* x = static_cast<Read*>(c);
+    using v4 = float __attribute__((vector_size(16)));
+    const float* p = x->data + i * x->slice;
+    v4 a0{}, a1{}, a2{}, a3{}, a4{}, a5{}, a6{}, a7{};  // independent sums: loads, not adds, bound it
+    for (std::size_t j = 0; j + 32 <= x->slice; j += 32) {
+      v4 b[8];
+      __builtin_memcpy(b, p + j, sizeof b);
+      a0 += b[0], a1 += b[1], a2 += b[2], a3 += b[3], a4 += b[4], a5 += b[5], a6 += b[6], a7 += b[7];
+    }
+    const v4 s = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+    x->sink[i * 16] += s[0] + s[1] + s[2] + s[3];
+  };
+  const auto t0 = clock_type::now();
+  pthreadpool_parallelize_1d(pool_, read, &rd, static_cast<size_t>(threads_), 0);
+  const double secs = seconds_since(t0);
+  return secs > 0 ? double(rd.slice) * threads_ * sizeof(float) / secs / 1e9 : 0;
+}
+
+ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
+                                         const CalibrationRounds& r) {
+  std::vector<double> wide;
+  std::vector<double> ratio[5];  // narrow, stem, strided, short, twin over the same round's wide
+  const std::vector<double>* other[5] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s, &r.twin_s};
+  double peak = m.fp32_peak_gflops;
+  for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
+    if (r.wide_s[i] <= 0) continue;
+    wide.push_back(r.wide_s[i]);
+    for (int k = 0; k < 5; ++k)
+      if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
+  }
+  for (double g : r.peak_gflops) peak = std::max(peak, g);
+  if (wide.empty()) return {};
+  // The median wide call (the rounds run between the model's timed runs, whose medians they are
+  // compared with); the others keep their ratio to the wide call of their round, which a burst
+  // spanning the round leaves be.
+  const double w = quantile(wide, 0.5);
+  auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
+  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4])};
+  target::HostMeasurements hm = m;
+  hm.fp32_peak_gflops = peak;
+  // The DRAM the rounds saw: what the first pass over each conv's weights waits for.
+  std::vector<double> dram;
+  for (double g : r.dram_gbs)
+    if (g > 0) dram.push_back(g);
+  if (!dram.empty()) hm.dram_read_gbs = quantile(dram, 0.5);
+  ConvCalibration c = solve_conv_calibration(hm, dispatch_us, times);
+  c.peak_gflops = peak;
+  c.dram_read_gbs = dram.empty() ? 0 : hm.dram_read_gbs;
+  for (std::size_t k = 0; k < r.reread_gbs.size() && k < c.reread_gbs.size(); ++k) {
+    std::vector<double> v;
+    for (double g : r.reread_gbs[k])
+      if (g > 0) v.push_back(g);
+    c.reread_gbs[k] = v.empty() ? 0 : quantile(v, 0.5);
+  }
+  return c;
+}
+
+}  // namespace systolic::tools

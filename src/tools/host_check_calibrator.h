@@ -1,0 +1,60 @@
+// The conv calibration behind `simulate --target host --check`, in rounds: each round times one
+// call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
+// _short), one short FMA peak loop and one read pass over a buffer past the L3, back to back, so
+// a burst of load from another process lands on one round's shapes alike; the solve then uses
+// per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
+// the rounds see the load and memory traffic the runs see.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/threadpool.h"
+#include "target/target.h"
+#include "tools/host_check.h"
+
+namespace systolic::tools {
+
+// Seconds per call of each calibration conv and the FMA peak (GFLOP/s), one entry per round
+// (<= 0: the kernel does not take that shape).
+struct CalibrationRounds {
+  std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, peak_gflops;
+  std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
+  // Per probed size (kRereadProbes), the second of two back-to-back read passes over a slice
+  // that came from memory: where data one pass has streamed in is read again from.
+  std::vector<std::vector<double>> reread_gbs;
+};
+
+// The wide conv's time is its median round; each other conv's is the wide one times the median
+// over rounds of its ratio to the wide conv of the same round; the DRAM read and re-read
+// bandwidths are their median rounds (they replace m's); the peak is the highest seen (m's
+// included): what solve_conv_calibration then turns into rates.
+ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
+                                         const CalibrationRounds& r);
+
+// The calibration convs set up once (data, packed weights, workspace) on a pool of `threads`,
+// each run twice to warm up, and a buffer twice the L3; round() adds one timed call of each conv,
+// a peak sample and one read pass over the buffer.
+class ConvCalibrator {
+ public:
+  // `pool`: run on this pool of `threads` (a Session's, so that the rounds can alternate with
+  // its runs without two pools' threads competing for the cores); null: a pool of its own.
+  ConvCalibrator(const std::string& kernel, int threads, pthreadpool_t pool = nullptr);
+  ~ConvCalibrator();
+  bool ok() const;  // the kernel exists and takes the wide shape
+  void round();
+  const CalibrationRounds& rounds() const { return rounds_; }
+
+ private:
+  struct Conv;
+  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin
+  std::vector<float> dram_, probe_;           // read by round() in `threads` slices
+  std::vector<float> sink_;
+  double read_gbs(const float* data, std::size_t n);
+  int threads_ = 1;
+  ThreadPool own_;
+  pthreadpool_t pool_ = nullptr;
+  CalibrationRounds rounds_;
+};
+
+}  // namespace systolic::tools
