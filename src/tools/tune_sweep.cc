@@ -107,7 +107,7 @@ bool meets_budgets(const TuneRow& row, const Budgets& b, std::string* why) {
   if (!row.fits) {
     w = row.note.empty() ? "does not fit" : row.note;
   } else if (b.latency_ms > 0 && row.p99_ms > b.latency_ms) {
-    std::snprintf(buf, sizeof buf, "p99 %.2f ms over the %.2f ms latency budget", row.p99_ms, b.latency_ms);
+    std::snprintf(buf, sizeof buf, "p99 %.2f ms over the %g ms latency budget", row.p99_ms, b.latency_ms);
     w = buf;
   } else if (b.memory_bytes > 0 && row.memory_bytes() > b.memory_bytes) {
     w = size_str(row.memory_bytes()) + " over the " + size_str(b.memory_bytes) + " memory budget";
