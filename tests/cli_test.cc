@@ -64,6 +64,15 @@ TEST(Cli, BenchJsonHasTheDocumentedKeys) {
   EXPECT_GT(j["p50_ms"].get<double>(), 0.0);
 }
 
+TEST(Cli, BenchRunsAPlanAtItsOwnBatch) {
+  const std::string plan = dir() + "/r18b2.plan";
+  ASSERT_EQ(sh("compile " + model() + " --batch 2 -o " + plan).status, 0);
+  Result r = sh("bench " + plan + " --iters 1 --warmup 0 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["batch"].get<int>(), 2);
+  expect_clean_error(sh("bench " + plan + " --batch 4 --iters 1"), "compiled for batch 2");
+}
+
 TEST(Cli, DumpPassesPrintsEveryPass) {
   Result r = sh("compile " + model() + " --dump-passes");
   ASSERT_EQ(r.status, 0) << r.err;

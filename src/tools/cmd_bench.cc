@@ -25,7 +25,7 @@ namespace systolic::tools {
 void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s");
   auto model = std::make_shared<std::string>();
-  auto batch = std::make_shared<int64_t>(1);
+  auto batch = std::make_shared<int64_t>(0);  // 0: a plan's own batch, 1 for an .onnx
   auto threads = std::make_shared<int>(0);
   auto iters = std::make_shared<int>(20);
   auto warmup = std::make_shared<int>(3);
@@ -36,7 +36,7 @@ void register_bench(CLI::App& app) {
   auto instances = std::make_shared<int>(1);
   auto no_tuned = std::make_shared<bool>(false);
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
-  auto* batch_opt = cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
+  auto* batch_opt = cmd->add_option("--batch", *batch, "batch size (default: a .plan's own, else 1)")->check(CLI::PositiveNumber);
   auto* threads_opt = cmd->add_option("--threads", *threads, "threads per instance (default: the cores shared out)");
   auto* instances_opt = cmd->add_option("--instances", *instances,
                                         "concurrent sessions of the plan; throughput is their sum (default 1)")
