@@ -132,7 +132,7 @@ void register_classify(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
-    const bool is_onnx = !ends_with(op.model, ".plan");
+    const bool is_onnx = !is_plan_file(op.model);
     if (is_onnx && !mo.preprocess.enabled() && pre->preset != "none") mo.preprocess = ir::imagenet_preprocess();
     auto prog = load_model(op.model, mo);
     if (!prog.ok()) return fail(prog.status());

@@ -22,13 +22,6 @@ namespace {
 
 constexpr double kMiB = 1048576.0;
 
-bool is_plan_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[8] = {};
-  f.read(magic, 8);
-  return f.gcount() == 8 && std::string(magic, 8) == "SYSTPLAN";
-}
-
 // The leading dimension of the model's first input when it is a fixed number (0 when it is
 // symbolic, or the file does not parse: loading it will say what is wrong).
 int64_t onnx_fixed_batch(const std::string& path) {

@@ -10,15 +10,17 @@ namespace systolic::tools {
 namespace {
 int g_exit = 0;
 
+}  // namespace
+
+int exit_code() { return g_exit; }
+
 bool is_plan_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[8] = {};
   f.read(magic, 8);
   return f.gcount() == 8 && std::string(magic, 8) == "SYSTPLAN";
 }
-}  // namespace
 
-int exit_code() { return g_exit; }
 
 void fail(const Status& st) {
   std::fprintf(stderr, "systolic: error: %s\n", st.message().c_str());

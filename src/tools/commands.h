@@ -30,6 +30,9 @@ int exit_code();
 // Prints "systolic: error: MSG" on stderr and makes the process exit non-zero.
 void fail(const Status& st);
 
+// Whether the file starts with the plan file's magic (else it is taken as ONNX).
+bool is_plan_file(const std::string& path);
+
 // A model given as .onnx (imported and compiled for `batch`) or as a compiled .plan.
 struct ModelOptions {
   int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
