@@ -12,7 +12,8 @@ namespace systolic {
 // 76 / 78 / 76 ms spinning vs 101-230 ms with PTHREADPOOL_FLAG_YIELD_WORKERS (each loop then
 // pays a futex wake-up). The cost is the other case: beside a CPU-bound process on a 2-core
 // machine a spinning worker loses its scheduler share and every loop waits a time slice for
-// it (450 ms a run spinning, 141 ms yielding). Run fewer threads than free cores there.
+// it (450 ms a run spinning, 141 ms yielding; commands in docs/pipeline.md). Run fewer threads
+// than free cores there.
 constexpr uint32_t kPoolFlags = 0;
 
 struct ThreadPoolDeleter {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
 
 #include "runtime/bounded_queue.h"
@@ -81,17 +82,24 @@ Expected<PipelineReport> run_pipeline(const std::vector<Session*>& sessions, std
   const int instances = static_cast<int>(sessions.size());
   const int qb = std::max(1, opts.queue_batches);
 
-  // Pools, sized once.
+  // Pools, sized once; a size the machine cannot hold is an error, not a crash.
   const std::size_t nslots = static_cast<std::size_t>(B) * qb + 2 * static_cast<std::size_t>(loaders);
-  std::vector<uint8_t> slot_mem(nslots * row);
   const std::size_t nrecs = static_cast<std::size_t>(2 * qb + instances + 1);
-  std::vector<BatchRecord> recs(nrecs);
-  for (BatchRecord& r : recs) {
-    r.input.assign(batch_bytes, 0);
-    for (const TensorInfo& o : s0.outputs()) r.outputs.emplace_back(o.bytes());
-    r.items.reserve(static_cast<std::size_t>(B));
-    r.t0.reserve(static_cast<std::size_t>(B));
-    r.failed.reserve(static_cast<std::size_t>(B));
+  std::vector<uint8_t> slot_mem;
+  std::vector<BatchRecord> recs;
+  try {
+    slot_mem.resize(nslots * row);
+    recs.resize(nrecs);
+    for (BatchRecord& r : recs) {
+      r.input.assign(batch_bytes, 0);
+      for (const TensorInfo& o : s0.outputs()) r.outputs.emplace_back(o.bytes());
+      r.items.reserve(static_cast<std::size_t>(B));
+      r.t0.reserve(static_cast<std::size_t>(B));
+      r.failed.reserve(static_cast<std::size_t>(B));
+    }
+  } catch (const std::bad_alloc&) {
+    return Err("pipeline: cannot allocate its buffers (%zu item slots of %zu bytes, %zu batches of %zu bytes); "
+               "use a smaller batch, queue or fewer loaders", nslots, row, nrecs, batch_bytes);
   }
   BoundedQueue<int> free_slots(nslots), free_recs(nrecs), to_infer(nrecs), to_results(nrecs);
   BoundedQueue<Loaded> loaded(nslots);

@@ -182,6 +182,7 @@ void register_classify(CLI::App& app) {
     const bool show_progress = !op.quiet && (op.progress || isatty(STDERR_FILENO));
 
     const int loaders = op.loaders > 0 ? op.loaders : std::max(1, cores / 4);
+    if (loaders > 256) return fail(Err("--loaders %d: at most 256 loader threads", loaders));
     std::vector<image::Image> decoded(static_cast<std::size_t>(loaders));
     std::vector<image::Scratch> scratch(static_cast<std::size_t>(loaders));
     const image::ResizeCrop spec{pp.resize, pp.crop_h, pp.crop_w};

@@ -1,4 +1,5 @@
-// Deterministic pseudo-random N(0,1) inputs for a session's inputs (run/bench without data).
+// Deterministic pseudo-random inputs for a session (run/bench without data): N(0,1) floats,
+// small integers, uniform 0..255 uint8 image pixels.
 #pragma once
 #include <cstdint>
 #include <utility>
