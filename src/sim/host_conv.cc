@@ -8,9 +8,8 @@
 namespace systolic::sim {
 namespace {
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-// conv_igemm.h's constants: merged rows up to kMaxMerge floats, packed K up to kMaxPackK,
-// M blocks sized so their input rows fit kL2Budget.
-constexpr int64_t kMaxMerge = 64, kMaxPackK = 512, kL2Budget = 192 * 1024;
+using kernels::igemm::kMaxMerge;
+using kernels::igemm::kMaxPackK;
 }  // namespace
 
 int64_t host_tile_rows(int64_t len, int64_t nt, int64_t t) {
@@ -21,7 +20,8 @@ double host_tile_share(int64_t rows, int mr) {
   return double(std::max<int64_t>(std::min<int64_t>(rows, mr), 2)) / std::max(2, mr);
 }
 
-HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads) {
+HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads,
+                                    const kernels::igemm::Blocking& bl) {
   HostConvBlocking b;
   mr = std::max(1, mr);
   nr = std::max(1, nr);
@@ -38,7 +38,7 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   b.k = taps * icg;
   b.panels = int64_t(std::max(1, p.groups)) * cdiv(ocg, nr);
   const int64_t M = b.m;
-  int64_t mc = std::max<int64_t>(mr * 8, kL2Budget / (icg * 4) / mr * mr);
+  int64_t mc = std::max<int64_t>(mr * 8, bl.l2_input / (icg * 4) / mr * mr);
   if (mc >= M) mc = M;
   const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
   if (cdiv(M, mc) * b.panels < want) {
@@ -50,7 +50,8 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   b.mc = std::max<int64_t>(1, mc);
   b.mblocks = cdiv(M, b.mc);
   b.pb = b.pack ? b.panels : std::max<int64_t>(1, b.panels / std::max<int64_t>(1, cdiv(want, b.mblocks)));
-  b.pixel_outer = b.pb * b.k * nr * 4 <= kL2Budget;
+  b.pixel_outer = b.pb * b.k * nr * 4 <= kernels::igemm::kPixelOuterWeights;
+  b.kblocks = b.pack ? 1 : kernels::igemm::k_split(b.ntaps, int(tap_len), nr, bl.l1_weights, taps == 1).blocks;
   b.strided_rows = !b.direct && !b.pack && p.kw < p.sw;
   // Each block of len rows runs ceil(len / MR) tiles of equal size; the last block is the rest.
   b.tiles = b.tile_equiv = 0;
@@ -132,7 +133,8 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   const auto& h = t.host_conv;
   if (!h.enabled) return out;
   const int threads = std::max(1, t.cores);
-  const HostConvBlocking b = host_conv_blocking(p, h.mr, h.nr, threads);
+  const HostConvBlocking b =
+      host_conv_blocking(p, h.mr, h.nr, threads, {h.l1_weights_bytes, h.l2_input_bytes});
   const double setup = b.direct || b.pack ? 0 : b.ntaps * host_setup_exposure(b.tap_len) * h.setup_cycles;
   const double gather = b.pack ? b.ntaps * h.gather_cycles : 0;
   const double panel_bytes = double(b.k) * h.nr * 4;
@@ -169,7 +171,7 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
     const double wait = np * std::max(0.0, transfer - first_tile);
     const double restarts = b.strided_rows ? double(nt) * np * p.kh : 0;
-    const double c = np * (tiles * kstep + nt * (setup + h.call_cycles)) + nt * gather + restarts * h.restart_cycles + wait;
+    const double c = np * (tiles * kstep + nt * (setup + h.call_cycles * b.kblocks)) + nt * gather + restarts * h.restart_cycles + wait;
     out.weight_wait += wait;
     out.busy += c;
     costs.push_back(c);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/conv/conv.h"
+#include "kernels/conv/igemm_blocking.h"
 #include "target/target.h"
 
 namespace systolic::sim {
@@ -24,6 +25,7 @@ struct HostConvBlocking {
   int64_t mc = 0, mblocks = 1;    // rows per M block, M blocks
   int64_t tiles = 0;              // MR-row tiles over all M blocks
   int64_t pb = 1;                 // panels per task (all of them on the packed path)
+  int64_t kblocks = 1;            // K blocks per tile x panel (1x1 convs whose K outgrows L1)
   bool pixel_outer = false;       // a task's weights fit the L2 budget: tiles outer, panels inner
   // Row-pointer path with gaps between a tile's rows (kernel narrower than the x stride: the
   // 1x1 stride-2 downsamples): their streams do not run on into each other.
@@ -31,7 +33,8 @@ struct HostConvBlocking {
   // Full-tile equivalents of all tiles (sum of host_tile_share over every tile of every block).
   double tile_equiv = 0;
 };
-HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads);
+HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr, int threads,
+                                    const kernels::igemm::Blocking& bl = kernels::igemm::kBlockingAvx2);
 
 // Rows of tile `t` of the `nt` equal tiles a block of `len` rows is cut into (as the kernel cuts
 // them: row offsets t * len / nt).
@@ -77,7 +80,7 @@ struct HostConvTime {
 };
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
-// host_tile_share(rows), plus a fixed cost per call (tile x panel), the tile's row setups or
+// host_tile_share(rows), plus a fixed cost per call (tile x panel x K block), the tile's row setups or
 // gathers, and with strided rows a restart per tile x panel x kernel row. A task's first tile reads each of
 // its panels' weights (K x NR floats) from where they are: DRAM when `weights_from_dram` (the
 // plan's weights outgrow the L3) or L3 on their first pass in this conv, else (a later pass over

@@ -55,6 +55,8 @@ struct HostConvModel {
   // just streamed in from memory (0: not measured; then the L3 is taken to keep what fits it).
   std::array<double, 4> reread_gbs{};
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
+  // The kernel's cache budgets (kernels/conv/igemm_blocking.h; AVX2's unless measured).
+  int64_t l1_weights_bytes = 16 * 1024, l2_input_bytes = 192 * 1024;
 };
 
 struct Target {
@@ -115,6 +117,7 @@ struct HostMeasurements {
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
   std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs
+  int64_t l1_weights_bytes = 0, l2_input_bytes = 0;  // HostConvModel's (0: its defaults)
 };
 // The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
 // microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.

@@ -10,6 +10,7 @@
 #include "base/threadpool.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
 #include "sim/host_conv.h"
 #include "target/target.h"
@@ -275,6 +276,9 @@ target::HostMeasurements measure_host_rates(const plan::Program& p, int threads,
   m.launch_us = measured_dispatch_us(threads);
   *conv_kernel = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
   if (conv_kernel->find("igemm") != std::string::npos) {
+    const kernels::igemm::Blocking bl = kernels::igemm::blocking_of(*conv_kernel);
+    m.l1_weights_bytes = bl.l1_weights;
+    m.l2_input_bytes = bl.l2_input;
     const CpuFeatures& cpu = host_cpu();
     const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
     // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads (past

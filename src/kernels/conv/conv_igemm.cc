@@ -5,6 +5,7 @@
 namespace systolic::kernels {
 
 void conv_igemm_6x16_avx2_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+void conv_igemm_6x64_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 void conv_igemm_8x32_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 
 namespace {
@@ -27,11 +28,25 @@ bool accepts_avx512(const ConvParams& p, const CpuFeatures& cpu, std::string* wh
   return conv_well_formed(p, why) && u8_ok(p, why);
 }
 
+// 64-wide panels only where they pad the channels no more than 32-wide ones would (ResNet's
+// multiples of 64 yes; MobileNet's 24, 96 or 144 go to 8x32).
+bool accepts_avx512_64(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!accepts_avx512(p, cpu, why)) return false;
+  const int ocg = p.oc / p.groups;
+  if (igemm::ceil_div(ocg, 64) * 64 > igemm::ceil_div(ocg, 32) * 32)
+    return conv_reject(why, "output channels per group fill 32-wide panels better");
+  return true;
+}
+
 }  // namespace
 
 extern const ConvKernel conv_f32_igemm_6x16_avx2 = {
     "conv_f32_igemm_6x16_avx2", accepts_avx2, igemm::packed_floats<16>, igemm::pack<16>,
     igemm::workspace_bytes, conv_igemm_6x16_avx2_run};
+
+extern const ConvKernel conv_f32_igemm_6x64_avx512 = {
+    "conv_f32_igemm_6x64_avx512", accepts_avx512_64, igemm::packed_floats<64>, igemm::pack<64>,
+    igemm::workspace_bytes, conv_igemm_6x64_avx512_run};
 
 extern const ConvKernel conv_f32_igemm_8x32_avx512 = {
     "conv_f32_igemm_8x32_avx512", accepts_avx512, igemm::packed_floats<32>, igemm::pack<32>,

@@ -7,6 +7,7 @@
 
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/igemm_blocking.h"
 #include "kernels/gemm/igemm_microkernel.h"
 
 namespace systolic::kernels::igemm {
@@ -34,9 +35,6 @@ void pack(const ConvParams& p, const float* w, float* out) {
                                : 0.f;
             }
 }
-
-// Kernel rows up to this many floats (kw * icg) are merged into one tap when contiguous.
-constexpr int kMaxMerge = 64;
 
 // The zero row that padded taps point at (one merged kernel row long at least).
 inline std::size_t workspace_bytes(const ConvParams& p) {
@@ -68,9 +66,6 @@ struct Ctx {
   int ntaps, tap_len;  // the microkernel's taps and channels per tap (kh, kw*icg when merged)
   bool pack;  // merged rows with a short K: gather each tile's rows once, reuse over all panels
 };
-
-// Packed tiles hold up to this many floats of K per row (packs_tiles() uses the same bound).
-constexpr int kMaxPackK = 512;
 
 // Gathers `rows` pixels' merged kernel rows (zero-padded) into buf[i * K + ky * tap_len + ...],
 // from float NHWC or, converting, from a uint8 image (float(u) - offset[c]).
@@ -117,6 +112,16 @@ inline void gather_rows(const Ctx& x, long m, int rows, float* buf) {
 struct KBlock {
   int t0, nt, c0, kc;
 };
+
+// A K block's place in the packed panel.
+inline KBlock k_block(const KSplit& s, const Ctx& x, int b) {
+  if (s.chunks == 1) {
+    const int t0 = b * s.taps_per;
+    return {t0, std::min(s.taps_per, x.ntaps - t0), 0, x.tap_len};
+  }
+  const int c0 = (b % s.chunks) * s.chunk;
+  return {b / s.chunks, 1, c0, std::min(s.chunk, x.tap_len - c0)};
+}
 
 // Runs one tile over one K block; w is the panel's start.
 template <class T, int R, int NV>
@@ -192,7 +197,7 @@ void tile_rows(int rows, const Ctx& x, long m, int g, const float* w, const Tile
 }
 
 template <class T, int MR, int NV>
-void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
+void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Blocking& bl) {
   constexpr int NR = NV * T::W;
   Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
         p.res_stride ? p.res_stride : p.oc, p.ic / p.groups, p.oc / p.groups, p.kh * p.kw, 0,
@@ -210,8 +215,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   const long K = long(x.taps) * x.icg;
   const int panels = p.groups * x.panels_g;
   // M block: the input rows it reads stay in L2 while every weight panel sweeps over them.
-  constexpr long kL2Budget = 192 * 1024;
-  long mc = std::max<long>(MR * 8, kL2Budget / (long(x.icg) * 4) / MR * MR);
+  long mc = std::max<long>(MR * 8, bl.l2_input / (long(x.icg) * 4) / MR * MR);
   if (mc >= M) mc = M;
   // Enough tasks for the pool to balance: split M further, then the panels.
   const long threads = long(pthreadpool_get_threads_count(pool));
@@ -228,18 +232,24 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   const long pb = x.pack ? panels
                          : std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
   // Pixel-outer order when the task's weights fit in L2 with room for the input block.
-  const bool pixel_outer = pb * K * NR * 4 <= kL2Budget;
-  const KBlock kb{0, x.ntaps, 0, x.tap_len};
+  const bool pixel_outer = pb * K * NR * 4 <= kPixelOuterWeights;
+  // K split for 1x1 convs only: on 3x3 convs re-reading the partial sums measured slower than
+  // the weights' L2 traffic it saves. Partial sums live in dst, so a residual that overlaps
+  // dst (in place) forbids it.
+  const bool res_apart = !a.residual || a.residual + M * x.rs <= a.dst || a.dst + M * x.ds <= a.residual;
+  const KSplit ks = k_split(x.ntaps, x.tap_len, NR, bl.l1_weights, x.taps == 1 && res_apart);
+  const KBlock whole{0, x.ntaps, 0, x.tap_len};
   auto task = [&](std::size_t mb, std::size_t p0, std::size_t pc) {
     const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc), len = m1 - m0;
     const long nt = ceil_div(len, MR);  // tiles of equal size (+-1 row)
-    auto one = [&](std::size_t pp, long t) {
+    auto one = [&](std::size_t pp, long t, const KBlock& kb, bool accumulate, bool partial) {
       const long m = m0 + t * len / nt, rows = m0 + (t + 1) * len / nt - m;
       const int g = int(pp) / x.panels_g, n0 = (int(pp) % x.panels_g) * NR;
       const long ch = long(g) * x.ocg + n0;
       const TileOut o{a.dst + m * x.ds + ch, x.ds,
                 a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
-                a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue};
+                a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue,
+                accumulate, partial};
       tile_rows<T, MR, NV>(int(rows), x, m, g, a.weights + pp * K * NR, o, kb);
     };
     if (x.pack) {  // gather the tile's rows once, then run them like a 1x1 conv per panel
@@ -257,12 +267,18 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
           tile_rows<T, MR, NV>(int(rows), xp, 0, 0, a.weights + pp * K * NR, o, pk);
         }
       }
+    } else if (ks.blocks > 1) {  // a panel's K block stays in L1 while the M block streams past
+      for (std::size_t pp = p0; pp < p0 + pc; ++pp)
+        for (int b = 0; b < ks.blocks; ++b) {
+          const KBlock kb = k_block(ks, x, b);
+          for (long t = 0; t < nt; ++t) one(pp, t, kb, b > 0, b + 1 < ks.blocks);
+        }
     } else if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
       for (long t = 0; t < nt; ++t)
-        for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, t);
+        for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, t, whole, false, false);
     } else {  // one panel stays in L1/L2 while the pixels stream past it
       for (std::size_t pp = p0; pp < p0 + pc; ++pp)
-        for (long t = 0; t < nt; ++t) one(pp, t);
+        for (long t = 0; t < nt; ++t) one(pp, t, whole, false, false);
     }
   };
   pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(mblocks), std::size_t(panels),

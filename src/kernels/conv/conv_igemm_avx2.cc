@@ -5,7 +5,7 @@
 namespace systolic::kernels {
 
 void conv_igemm_6x16_avx2_run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
-  igemm::run<VecAvx2, 6, 2>(p, a, pool);
+  igemm::run<VecAvx2, 6, 2>(p, a, pool, igemm::kBlockingAvx2);
 }
 
 }  // namespace systolic::kernels

@@ -1,0 +1,61 @@
+// The implicit-GEMM conv kernel's blocking constants and K-split rule, as plain data: the kernel
+// (conv_igemm.h) runs by them and the host cost model (sim/host_conv.cc) replays them.
+#pragma once
+#include <string>
+
+namespace systolic::kernels::igemm {
+
+// Kernel rows up to this many floats (kw * icg) are merged into one tap when contiguous.
+constexpr int kMaxMerge = 64;
+// Packed tiles hold up to this many floats of K per row (packs_tiles() uses the same bound).
+constexpr int kMaxPackK = 512;
+// A task runs its tiles pixel-outer when all its panels' weights fit in this much of L2.
+constexpr long kPixelOuterWeights = 192 * 1024;
+
+// Cache budgets of the machines an ISA's kernels target.
+struct Blocking {
+  // One K block of a panel's weights (kc x NR floats) stays in L1 while an M block's tiles
+  // stream past it; a longer K (1x1 convs only) is split into blocks whose partial sums wait in
+  // dst. Without the split a 6x64 tile streams its 256 bytes of weights per k step from L2
+  // (1x1 convs at batch 16 ran at ~65% of peak instead of ~80%).
+  long l1_weights;
+  // How much of an M block's input rows stays in L2 while the weight panels sweep over it.
+  long l2_input;
+};
+// AVX-512 Xeons: 48 KiB L1d, 1-2 MiB L2 per core (on a 2 MiB part 512 KiB of input rows per M
+// block measured best; 192 KiB lost ~8% on 3x3 convs with 512 channels).
+constexpr Blocking kBlockingAvx512{32 * 1024, 512 * 1024};
+// AVX2 parts: 32 KiB L1d and 256-512 KiB L2 per core.
+constexpr Blocking kBlockingAvx2{16 * 1024, 192 * 1024};
+
+// The blocking a conv kernel of conv.inc runs with, by name (AVX2's for any other).
+inline Blocking blocking_of(const std::string& kernel) {
+  return kernel.find("avx512") != std::string::npos ? kBlockingAvx512 : kBlockingAvx2;
+}
+
+// The K split of `ntaps` taps of `tap_len` floats for NR-wide panels: `taps_per` whole taps per
+// block, or, when one tap alone is too long, `chunks` cache-line-multiple chunks of `chunk`
+// floats per tap. One block when not `allowed` or when all of K fits.
+struct KSplit {
+  int blocks = 1, taps_per = 1, chunks = 1, chunk = 0;
+};
+inline KSplit k_split(int ntaps, int tap_len, int nr, long l1_weights, bool allowed) {
+  auto cdiv = [](int a, int b) { return (a + b - 1) / b; };
+  KSplit s;
+  s.taps_per = ntaps;
+  const int max_k = int(l1_weights / (long(nr) * 4));
+  if (!allowed || long(ntaps) * tap_len <= max_k) return s;
+  if (tap_len <= max_k) {  // whole taps, blocks of equal size
+    const int nb = cdiv(ntaps, max_k / tap_len);
+    s.taps_per = cdiv(ntaps, nb);
+    s.blocks = cdiv(ntaps, s.taps_per);
+  } else {
+    s.taps_per = 1;
+    s.chunk = (cdiv(tap_len, cdiv(tap_len, max_k)) + 15) / 16 * 16;
+    s.chunks = cdiv(tap_len, s.chunk);
+    s.blocks = ntaps * s.chunks;
+  }
+  return s;
+}
+
+}  // namespace systolic::kernels::igemm
