@@ -51,7 +51,9 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   b.mblocks = cdiv(M, b.mc);
   b.pb = b.pack ? b.panels : std::max<int64_t>(1, b.panels / std::max<int64_t>(1, cdiv(want, b.mblocks)));
   b.pixel_outer = b.pb * b.k * nr * 4 <= kernels::igemm::kPixelOuterWeights;
-  b.kblocks = b.pack ? 1 : kernels::igemm::k_split(b.ntaps, int(tap_len), nr, bl.l1_weights, taps == 1).blocks;
+  b.kblocks = b.pack ? 1 : kernels::igemm::k_split(b.ntaps, int(tap_len), nr, bl.l1_weights,
+                                                       kernels::igemm::splits_k(int(taps), cdiv(b.mc, mr)))
+                             .blocks;
   b.strided_rows = !b.direct && !b.pack && p.kw < p.sw;
   // Each block of len rows runs ceil(len / MR) tiles of equal size; the last block is the rest.
   b.tiles = b.tile_equiv = 0;

@@ -233,11 +233,10 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
                          : std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
   // Pixel-outer order when the task's weights fit in L2 with room for the input block.
   const bool pixel_outer = pb * K * NR * 4 <= kPixelOuterWeights;
-  // K split for 1x1 convs only: on 3x3 convs re-reading the partial sums measured slower than
-  // the weights' L2 traffic it saves. Partial sums live in dst, so a residual that overlaps
-  // dst (in place) forbids it.
+  // Partial sums live in dst, so a residual that overlaps dst (in place) forbids a K split.
   const bool res_apart = !a.residual || a.residual + M * x.rs <= a.dst || a.dst + M * x.ds <= a.residual;
-  const KSplit ks = k_split(x.ntaps, x.tap_len, NR, bl.l1_weights, x.taps == 1 && res_apart);
+  const KSplit ks = k_split(x.ntaps, x.tap_len, NR, bl.l1_weights,
+                             splits_k(x.taps, ceil_div(mc, MR)) && res_apart);
   const KBlock whole{0, x.ntaps, 0, x.tap_len};
   auto task = [&](std::size_t mb, std::size_t p0, std::size_t pc) {
     const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc), len = m1 - m0;
@@ -271,7 +270,18 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
       for (std::size_t pp = p0; pp < p0 + pc; ++pp)
         for (int b = 0; b < ks.blocks; ++b) {
           const KBlock kb = k_block(ks, x, b);
-          for (long t = 0; t < nt; ++t) one(pp, t, kb, b > 0, b + 1 < ks.blocks);
+          // The next block's weights, fetched into L2 a slice per tile: without it the first
+          // tile of each block waits for memory.
+          const bool more = b + 1 < ks.blocks || pp + 1 < p0 + pc;
+          const KBlock nb = k_block(ks, x, b + 1 < ks.blocks ? b + 1 : 0);
+          const char* nw = reinterpret_cast<const char*>(
+              a.weights + (b + 1 < ks.blocks ? pp : pp + 1) * K * NR + (long(nb.t0) * x.tap_len + nb.c0) * NR);
+          const long nbytes = more ? long(nb.nt) * nb.kc * NR * 4 : 0;
+          for (long t = 0; t < nt; ++t) {
+            for (long off = nbytes * t / nt / 64 * 64; off < nbytes * (t + 1) / nt; off += 64)
+              __builtin_prefetch(nw + off, 0, 2);
+            one(pp, t, kb, b > 0, b + 1 < ks.blocks);
+          }
         }
     } else if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
       for (long t = 0; t < nt; ++t)

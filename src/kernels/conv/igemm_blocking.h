@@ -33,6 +33,13 @@ inline Blocking blocking_of(const std::string& kernel) {
   return kernel.find("avx512") != std::string::npos ? kBlockingAvx512 : kBlockingAvx2;
 }
 
+// Whether a conv with `taps` kernel taps and `tiles` tiles per M block splits K (when K
+// outgrows l1_weights): 1x1 convs always; others only with few tiles per block (ResNet-50's
+// last stage at batch 1: 9), where each panel's weights would otherwise come from memory for one
+// tile and sit in L2 for a handful. With many tiles, re-reading partial sums measured slower.
+constexpr int kSplitMaxTiles = 12;
+inline bool splits_k(int taps, long tiles) { return taps == 1 || tiles <= kSplitMaxTiles; }
+
 // The K split of `ntaps` taps of `tap_len` floats for NR-wide panels: `taps_per` whole taps per
 // block, or, when one tap alone is too long, `chunks` cache-line-multiple chunks of `chunk`
 // floats per tap. One block when not `allowed` or when all of K fits.

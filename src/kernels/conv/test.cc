@@ -251,6 +251,10 @@ TEST(Conv, KSplit) {
     EXPECT_GE(check({.n = 2, .ic = 700, .ih = 5, .iw = 7, .oc = 64, .kh = 1, .kw = 1}, o), 2);
     check({.ic = 300, .ih = 9, .iw = 8, .oc = 70, .kh = 1, .kw = 1, .s = 2}, o);
     check({.n = 3, .ic = 513, .oc = 1000}, {.ep = e, .threads = 2});
+    // Multi-tap convs with few tiles split too: whole taps, merged kernel rows, channel chunks.
+    check({.ic = 64, .ih = 6, .iw = 7, .oc = 128, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+    check({.ic = 12, .ih = 9, .iw = 8, .oc = 64, .kh = 11, .kw = 5, .pt = 5, .pl = 2, .pb = 5, .pr = 2}, o);
+    check({.ic = 520, .ih = 4, .iw = 5, .oc = 64, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
   }
 }
 
