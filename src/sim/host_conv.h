@@ -25,7 +25,7 @@ struct HostConvBlocking {
   int64_t mc = 0, mblocks = 1;    // rows per M block, M blocks
   int64_t tiles = 0;              // MR-row tiles over all M blocks
   int64_t pb = 1;                 // panels per task (all of them on the packed path)
-  int64_t kblocks = 1;            // K blocks per tile x panel (1x1 convs whose K outgrows L1)
+  int64_t kblocks = 1;            // K blocks per tile x panel (igemm::k_split)
   bool pixel_outer = false;       // a task's weights fit the L2 budget: tiles outer, panels inner
   // Row-pointer path with gaps between a tile's rows (kernel narrower than the x stride: the
   // 1x1 stride-2 downsamples): their streams do not run on into each other.

@@ -191,8 +191,8 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.reread_gbs = m.reread_gbs;
     t.host_conv.l2_bytes_per_core = static_cast<int64_t>(cpu.l2_bytes);
     t.host_conv.l3_bytes = static_cast<int64_t>(cpu.l3_bytes);
-    if (m.l1_weights_bytes > 0) t.host_conv.l1_weights_bytes = m.l1_weights_bytes;
-    if (m.l2_input_bytes > 0) t.host_conv.l2_input_bytes = m.l2_input_bytes;
+    t.host_conv.l1_weights_bytes = m.l1_weights_bytes;
+    t.host_conv.l2_input_bytes = m.l2_input_bytes;
   }
   if (m.fp32_peak_gflops > 0 && m.dram_gbs > 0)
     t.source = "measured on this machine: fp32 peak, memcpy bandwidth, conv calibration, pool dispatch";

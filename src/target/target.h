@@ -55,8 +55,8 @@ struct HostConvModel {
   // just streamed in from memory (0: not measured; then the L3 is taken to keep what fits it).
   std::array<double, 4> reread_gbs{};
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
-  // The kernel's cache budgets (kernels/conv/igemm_blocking.h; AVX2's unless measured).
-  int64_t l1_weights_bytes = 16 * 1024, l2_input_bytes = 192 * 1024;
+  // The kernel's cache budgets (kernels/conv/igemm_blocking.h; 0: the AVX2 kernel's).
+  int64_t l1_weights_bytes = 0, l2_input_bytes = 0;
 };
 
 struct Target {

@@ -12,8 +12,6 @@
 
 namespace systolic::kernels::igemm {
 
-constexpr int ceil_div(long a, long b) { return static_cast<int>((a + b - 1) / b); }
-
 // Packed layout: [group][panel][ky][kx][c][NR], channels past ocg zero in the last panel.
 template <int NR>
 std::size_t packed_floats(const ConvParams& p) {

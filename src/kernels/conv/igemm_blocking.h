@@ -5,6 +5,8 @@
 
 namespace systolic::kernels::igemm {
 
+constexpr int ceil_div(long a, long b) { return static_cast<int>((a + b - 1) / b); }
+
 // Kernel rows up to this many floats (kw * icg) are merged into one tap when contiguous.
 constexpr int kMaxMerge = 64;
 // Packed tiles hold up to this many floats of K per row (packs_tiles() uses the same bound).
@@ -15,8 +17,8 @@ constexpr long kPixelOuterWeights = 192 * 1024;
 // Cache budgets of the machines an ISA's kernels target.
 struct Blocking {
   // One K block of a panel's weights (kc x NR floats) stays in L1 while an M block's tiles
-  // stream past it; a longer K (1x1 convs only) is split into blocks whose partial sums wait in
-  // dst. Without the split a 6x64 tile streams its 256 bytes of weights per k step from L2
+  // stream past it; a longer K (when splits_k() allows) is split into blocks whose partial
+  // sums wait in dst. Without the split a 6x64 tile streams its 256 bytes of weights per k step from L2
   // (1x1 convs at batch 16 ran at ~65% of peak instead of ~80%).
   long l1_weights;
   // How much of an M block's input rows stays in L2 while the weight panels sweep over it.
@@ -47,19 +49,18 @@ struct KSplit {
   int blocks = 1, taps_per = 1, chunks = 1, chunk = 0;
 };
 inline KSplit k_split(int ntaps, int tap_len, int nr, long l1_weights, bool allowed) {
-  auto cdiv = [](int a, int b) { return (a + b - 1) / b; };
   KSplit s;
   s.taps_per = ntaps;
   const int max_k = int(l1_weights / (long(nr) * 4));
   if (!allowed || long(ntaps) * tap_len <= max_k) return s;
   if (tap_len <= max_k) {  // whole taps, blocks of equal size
-    const int nb = cdiv(ntaps, max_k / tap_len);
-    s.taps_per = cdiv(ntaps, nb);
-    s.blocks = cdiv(ntaps, s.taps_per);
+    const int nb = ceil_div(ntaps, max_k / tap_len);
+    s.taps_per = ceil_div(ntaps, nb);
+    s.blocks = ceil_div(ntaps, s.taps_per);
   } else {
     s.taps_per = 1;
-    s.chunk = (cdiv(tap_len, cdiv(tap_len, max_k)) + 15) / 16 * 16;
-    s.chunks = cdiv(tap_len, s.chunk);
+    s.chunk = (ceil_div(tap_len, ceil_div(tap_len, max_k)) + 15) / 16 * 16;
+    s.chunks = ceil_div(tap_len, s.chunk);
     s.blocks = ntaps * s.chunks;
   }
   return s;
