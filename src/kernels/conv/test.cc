@@ -68,6 +68,12 @@ double worst(const std::vector<float>& got, const std::vector<float>& want, long
   return w;
 }
 
+// Names of the kernels check() has run.
+std::set<std::string>& ran_names() {
+  static std::set<std::string> s;
+  return s;
+}
+
 std::set<std::string>& skipped() {
   static std::set<std::string> s;
   return s;
@@ -135,6 +141,7 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
       for (long c = 0; c < ds; ++c)
         outside += (c < o.dst_pad || c >= o.dst_pad + p.oc) && dst[q * ds + c] != -7.f;
     EXPECT_EQ(outside, 0) << kern.name << " wrote outside the dst slice";
+    ran_names().insert(kern.name);
     ++ran;
   }
   return ran;
@@ -291,6 +298,40 @@ TEST(Conv, ResidualInPlace) {
     ++ran;
   }
   EXPECT_GE(ran, 2);
+}
+
+// Winograd F(4x4,3x3): channel tails in both transforms, partial edge tiles, asymmetric pads,
+// several tile blocks and panels, every epilogue after the output transform, slices, threads.
+TEST(Conv, Winograd) {
+  ran_names().clear();
+  const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, -0.5f, 0.5f}, {Act::leaky_relu, 0.1f},
+                          {Act::sigmoid}, {Act::hard_swish}};
+  for (const Epilogue& e : eps) {
+    const Options o{.ep = e, .residual = true, .src_pad = 3, .dst_pad = 2, .res_pad = 5, .threads = 2};
+    check({.n = 4, .ic = 33, .ih = 7, .iw = 9, .oc = 70, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+    check({.n = 3, .ic = 64, .ih = 13, .iw = 11, .oc = 64, .kh = 3, .kw = 3, .pt = 0, .pl = 2, .pb = 1, .pr = 0}, o);
+    check({.n = 6, .ic = 200, .ih = 6, .iw = 6, .oc = 40, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, {.ep = e});
+  }
+  check({.n = 2, .ic = 64, .ih = 40, .iw = 40, .oc = 130, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+        {.ep = {Act::relu}, .residual = true, .threads = 2});
+  check({.n = 24, .ic = 32, .ih = 3, .iw = 3, .oc = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
+  if (host_cpu().has_avx2_fma()) EXPECT_TRUE(ran_names().count("conv_f32_winograd_f4x3_avx2"));
+  if (host_cpu().has_avx512()) EXPECT_TRUE(ran_names().count("conv_f32_winograd_f4x3_avx512"));
+  // Shapes where it would lose go to the direct kernels.
+  std::size_t count;
+  const ConvKernel* all = conv_kernels(&count);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (std::string(all[k].name).find("winograd") == std::string::npos) continue;
+    EXPECT_FALSE(all[k].accepts(make({.ic = 16, .ih = 8, .iw = 8, .oc = 64, .kh = 3, .kw = 3}), host_cpu(), nullptr));
+    EXPECT_FALSE(all[k].accepts(make({.ic = 64, .ih = 4, .iw = 4, .oc = 64, .kh = 3, .kw = 3}), host_cpu(), nullptr));
+    EXPECT_FALSE(all[k].accepts(make({.ic = 64, .ih = 9, .iw = 9, .oc = 64, .kh = 3, .kw = 3, .s = 2}), host_cpu(), nullptr));
+    // Too few tiles per block for the 4x larger weights: 256 channels at 14x14 (16 tiles),
+    // 512 channels at any batch (blocks of 12 tiles at most).
+    const Shape c256{.ic = 256, .ih = 14, .iw = 14, .oc = 256, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+    const Shape c512{.n = 16, .ic = 512, .ih = 7, .iw = 7, .oc = 512, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+    EXPECT_FALSE(all[k].accepts(make(c256), host_cpu(), nullptr));
+    EXPECT_FALSE(all[k].accepts(make(c512), host_cpu(), nullptr));
+  }
 }
 
 TEST(Conv, TwoThreads) {

@@ -15,6 +15,7 @@ struct VecAvx512 {
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   // The all-lanes masked forms: the plain ones trip GCC 12's -Wmaybe-uninitialized.
   static V max(V a, V b) { return _mm512_mask_max_ps(a, 0xFFFF, a, b); }

@@ -1,0 +1,264 @@
+// Winograd F(4x4, 3x3) NHWC conv over a vector traits struct: a 6x6 input tile becomes 36
+// transformed channel vectors, the conv becomes 36 independent GEMMs (tiles x ic times ic x oc,
+// run by the implicit-GEMM microkernel), and each 6x6 result tile becomes 4x4 outputs with the
+// epilogue fused. 2.25x fewer multiplies than direct 3x3 (4x on whole tiles) at the price of
+// transforms and 4x larger packed weights, so conv_winograd.cc accepts it only where it wins.
+//
+// Matrices (Lavin & Gray 2016, points 0, +-1, +-2, inf):
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+#pragma once
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "base/threadpool.h"
+#include "kernels/conv/conv.h"
+#include "kernels/conv/igemm_blocking.h"
+#include "kernels/gemm/igemm_microkernel.h"
+
+namespace systolic::kernels::winograd {
+
+constexpr int kTile = 4;            // outputs per tile side
+constexpr int kIn = kTile + 2;      // input tile side
+constexpr int kElems = kIn * kIn;   // transformed elements (independent GEMMs)
+
+constexpr int ceil_tiles(int outputs) { return (outputs + kTile - 1) / kTile; }
+
+// Packed layout: [element][panel][c][NR], channels past oc zero in the last panel.
+template <int NR>
+std::size_t packed_floats(const ConvParams& p) {
+  return std::size_t(kElems) * igemm::ceil_div(p.oc, NR) * p.ic * NR;
+}
+
+// U = G g G^T per (k, c), in double so the packed weights carry no extra rounding.
+template <int NR>
+void pack(const ConvParams& p, const float* w, float* out) {
+  static constexpr double G[kIn][3] = {{1 / 4., 0, 0},          {-1 / 6., -1 / 6., -1 / 6.},
+                                       {-1 / 6., 1 / 6., -1 / 6.}, {1 / 24., 1 / 12., 1 / 6.},
+                                       {1 / 24., -1 / 12., 1 / 6.}, {0, 0, 1}};
+  const int panels = igemm::ceil_div(p.oc, NR);
+  std::fill(out, out + packed_floats<NR>(p), 0.f);
+  for (int k = 0; k < p.oc; ++k)
+    for (int c = 0; c < p.ic; ++c) {
+      const float* g = w + (std::size_t(k) * p.ic + c) * 9;
+      double t[kIn][3];  // G g
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < kIn; ++j) {
+          const double u = t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2];
+          const std::size_t e = i * kIn + j;
+          out[((e * panels + k / NR) * p.ic + c) * NR + k % NR] = float(u);
+        }
+    }
+}
+
+// Tiles per GEMM block: the block's transformed input (36 x tiles x ic floats) stays in L2
+// (twice the direct kernels' input budget: nothing else of the block's but one panel's results
+// needs it) while every panel's 36 GEMMs sweep over it. Each block streams all of the packed
+// weights again, so blocks are as large as that allows.
+inline long block_tiles(const ConvParams& p, long tiles, int mr, long l2_input) {
+  const long icp = (p.ic + 15) / 16 * 16;
+  long tb = std::max<long>(mr, 2 * l2_input / (kElems * icp * 4) / mr * mr);
+  if (tb >= tiles) return tiles;
+  return std::min(tiles, long(igemm::ceil_div(igemm::ceil_div(tiles, igemm::ceil_div(tiles, tb)), mr)) * mr);
+}
+
+// Tiles a block must hold for the weights it streams to be worth it: a block does 36 x tiles x
+// ic x oc MACs on 36 x ic x oc packed weights, tiles / 2 FLOP per byte. Below 24 (ResNet-50's
+// 512-channel stage at any batch, its 256-channel one at batch 1: 4 and 16 tiles) the 4x larger
+// packed weights come from memory once for too little work: 2.3 ms against 1.3 ms direct for
+// 3x3 512 -> 512 at 7x7, batch 1, inside the whole model.
+constexpr long kMinBlockTiles = 24;
+
+namespace {
+
+// One thread's transformed input and GEMM results, grown on demand and kept for later calls.
+inline float* scratch(std::size_t floats) {
+  struct Buf {
+    std::unique_ptr<float, decltype(&std::free)> p{nullptr, std::free};
+    std::size_t n = 0;
+  };
+  thread_local Buf b;
+  if (b.n < floats) {
+    b.p.reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
+    b.n = b.p ? floats : 0;
+  }
+  return b.p.get();
+}
+
+// r = B^T x for six vectors (a row or a column of the tile).
+template <class T>
+SYSTOLIC_INLINE void input_1d(const typename T::V (&x)[kIn], typename T::V (&r)[kIn]) {
+  using V = typename T::V;
+  const V c4 = T::set1(4.f), cm4 = T::set1(-4.f), cm5 = T::set1(-5.f), c2 = T::set1(2.f);
+  const V a = T::fma(cm4, x[2], x[4]);  // -4x2 + x4
+  const V b = T::fma(cm4, x[1], x[3]);  // -4x1 + x3
+  const V c = T::sub(x[4], x[2]);       // x4 - x2
+  const V d = T::mul(c2, T::sub(x[3], x[1]));  // 2(x3 - x1)
+  r[0] = T::fma(c4, x[0], T::fma(cm5, x[2], x[4]));
+  r[1] = T::add(a, b);
+  r[2] = T::sub(a, b);
+  r[3] = T::add(c, d);
+  r[4] = T::sub(c, d);
+  r[5] = T::fma(c4, x[1], T::fma(cm5, x[3], x[5]));
+}
+
+// o = A^T m for six vectors.
+template <class T>
+SYSTOLIC_INLINE void output_1d(const typename T::V (&m)[kIn], typename T::V (&o)[kTile]) {
+  using V = typename T::V;
+  const V s12 = T::add(m[1], m[2]), d12 = T::sub(m[1], m[2]);
+  const V s34 = T::add(m[3], m[4]), d34 = T::sub(m[3], m[4]);
+  o[0] = T::add(T::add(m[0], s12), s34);
+  o[1] = T::fma(T::set1(2.f), d34, d12);
+  o[2] = T::fma(T::set1(4.f), s34, s12);
+  o[3] = T::add(T::fma(T::set1(8.f), d34, d12), m[5]);
+}
+
+struct Ctx {
+  ConvParams p;
+  ConvArgs a;
+  long ss, ds, rs;  // pixel strides
+  int tiles_y, tiles_x, icp, panels;
+  long tiles, tb;   // all tiles; tiles per block
+};
+
+// V[e][t][c] for the block's tiles [t0, t0 + nt): 6x6 input patches (zeros outside the image),
+// transformed a channel vector at a time.
+template <class T>
+void transform_input(const Ctx& x, long t0, int nt, float* v) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  const ConvParams& p = x.p;
+  const long per_img = long(x.tiles_y) * x.tiles_x;
+  const long estride = x.tb * x.icp;  // between elements
+  for (int t = 0; t < nt; ++t) {
+    const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
+    const int iy0 = int(rem / x.tiles_x) * kTile - p.pad_t, ix0 = int(rem % x.tiles_x) * kTile - p.pad_l;
+    const float* base = x.a.src + img * p.ih * p.iw * x.ss;
+    bool row_ok[kIn], col_ok[kIn];
+    for (int i = 0; i < kIn; ++i) row_ok[i] = unsigned(iy0 + i) < unsigned(p.ih);
+    for (int j = 0; j < kIn; ++j) col_ok[j] = unsigned(ix0 + j) < unsigned(p.iw);
+    float* vt = v + long(t) * x.icp;
+    for (int c = 0; c < p.ic; c += W) {
+      const int n = std::min(W, p.ic - c);
+      V d[kIn][kIn];
+      for (int i = 0; i < kIn; ++i)
+        for (int j = 0; j < kIn; ++j) {
+          const float* s = base + (long(iy0 + i) * p.iw + ix0 + j) * x.ss + c;
+          d[i][j] = !(row_ok[i] && col_ok[j]) ? T::zero() : n == W ? T::load(s) : T::load_n(s, n);
+        }
+      V col[kIn], r[kIn];
+      for (int j = 0; j < kIn; ++j) {  // B^T d, column by column
+        for (int i = 0; i < kIn; ++i) col[i] = d[i][j];
+        input_1d<T>(col, r);
+        for (int i = 0; i < kIn; ++i) d[i][j] = r[i];
+      }
+      for (int i = 0; i < kIn; ++i) {  // (B^T d) B, row by row
+        input_1d<T>(d[i], r);
+        for (int j = 0; j < kIn; ++j) T::store(vt + (i * kIn + j) * estride + c, r[j]);
+      }
+    }
+  }
+}
+
+// dst tiles from M[e][t][0..NR) of one panel: A^T m A, then bias, residual and activation.
+template <class T, int NR>
+void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  const ConvParams& p = x.p;
+  const Epilogue& ep = x.a.epilogue;
+  const bool vec_act = act_vectorized(ep.act);
+  const V va = T::set1(ep.a), vb = T::set1(ep.b);
+  const long per_img = long(x.tiles_y) * x.tiles_x;
+  const long estride = x.tb * NR;
+  const int k0 = panel * NR;
+  for (int t = 0; t < nt; ++t) {
+    const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
+    const int oy0 = int(rem / x.tiles_x) * kTile, ox0 = int(rem % x.tiles_x) * kTile;
+    const int ny = std::min(kTile, p.oh - oy0), nx = std::min(kTile, p.ow - ox0);
+    const long pix0 = (img * p.oh + oy0) * p.ow + ox0;
+    for (int j = 0; j < NR; j += W) {
+      const int n = std::min(W, p.oc - k0 - j);
+      if (n <= 0) break;
+      V s[kIn][kIn];
+      for (int e = 0; e < kElems; ++e) s[e / kIn][e % kIn] = T::load(m + e * estride + long(t) * NR + j);
+      V o[kTile][kTile], tmp[kIn][kTile], col[kIn], r[kTile];
+      for (int i = 0; i < kIn; ++i) output_1d<T>(s[i], tmp[i]);  // m A, row by row
+      for (int q = 0; q < kTile; ++q) {                           // A^T (m A), column by column
+        for (int i = 0; i < kIn; ++i) col[i] = tmp[i][q];
+        output_1d<T>(col, r);
+        for (int i = 0; i < kTile; ++i) o[i][q] = r[i];
+      }
+      const V b = x.a.bias ? (n == W ? T::load(x.a.bias + k0 + j) : T::load_n(x.a.bias + k0 + j, n)) : T::zero();
+      for (int yy = 0; yy < ny; ++yy)
+        for (int xx = 0; xx < nx; ++xx) {
+          const long pix = pix0 + long(yy) * p.ow + xx;
+          V y = T::add(o[yy][xx], b);
+          if (x.a.residual) {
+            const float* r = x.a.residual + pix * x.rs + k0 + j;
+            y = T::add(y, n == W ? T::load(r) : T::load_n(r, n));
+          }
+          if (vec_act) y = act_vec<T>(y, ep.act, va, vb);
+          float* d = x.a.dst + pix * x.ds + k0 + j;
+          if (n == W) T::store(d, y);
+          else T::store_n(d, y, n);
+          if (!vec_act) apply_act_n(ep, d, n);
+        }
+    }
+  }
+}
+
+// Picks the R = rows instantiation (R = 1..MR) at run time for one GEMM tile.
+template <class T, int R, int NV>
+void gemm_rows(int rows, int kc, const float* w, const float* v, long vstride, const TileOut& o) {
+  if constexpr (R > 1)
+    if (rows < R) return gemm_rows<T, R - 1, NV>(rows, kc, w, v, vstride, o);
+  igemm_tile<T, R, NV>(1, kc, w, [&](int, const float** r) {
+    for (int i = 0; i < R; ++i) r[i] = v + i * vstride;
+  }, o);
+}
+
+template <class T, int MR, int NV>
+void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm::Blocking& bl) {
+  constexpr int NR = NV * T::W;
+  Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
+        p.res_stride ? p.res_stride : p.oc, ceil_tiles(p.oh), ceil_tiles(p.ow),
+        (p.ic + T::W - 1) / T::W * T::W, igemm::ceil_div(p.oc, NR), 0, 0};
+  x.tiles = long(p.n) * x.tiles_y * x.tiles_x;
+  x.tb = block_tiles(p, x.tiles, MR, bl.l2_input);
+  const long blocks = igemm::ceil_div(x.tiles, x.tb);
+  // Few blocks: split the panels too (each such task transforms its block's input again).
+  const long threads = long(pthreadpool_get_threads_count(pool));
+  const long want = threads > 1 ? 2 * threads : 1;
+  const long groups = std::min<long>(x.panels, std::max<long>(1, igemm::ceil_div(want, blocks)));
+  auto task = [&](std::size_t b, std::size_t gi) {
+    const long t0 = long(b) * x.tb;
+    const int nt = int(std::min(x.tb, x.tiles - t0));
+    float* v = scratch(std::size_t(kElems) * x.tb * (x.icp + NR));
+    if (!v) std::abort();  // out of memory for a few MiB: nothing sensible is left to do
+    float* m = v + std::size_t(kElems) * x.tb * x.icp;
+    transform_input<T>(x, t0, nt, v);
+    const int pn0 = int(gi * x.panels / groups), pn1 = int((gi + 1) * x.panels / groups);
+    for (int pn = pn0; pn < pn1; ++pn) {
+      for (int e = 0; e < kElems; ++e) {
+        const float* w = a.weights + (long(e) * x.panels + pn) * p.ic * NR;
+        const float* ve = v + long(e) * x.tb * x.icp;
+        float* me = m + long(e) * x.tb * NR;
+        for (int t = 0; t < nt; t += MR) {
+          const TileOut o{me + long(t) * NR, NR, nullptr, 0, nullptr, NR, Epilogue{}};
+          gemm_rows<T, MR, NV>(std::min(MR, nt - t), p.ic, w, ve + long(t) * x.icp, x.icp, o);
+        }
+      }
+      transform_output<T, NR>(x, t0, nt, pn, m);
+    }
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(blocks), std::size_t(groups), kPoolFlags);
+}
+
+}  // namespace
+}  // namespace systolic::kernels::winograd

@@ -1,0 +1,11 @@
+// AVX-512 Winograd F(4x4, 3x3) conv run: the 36 GEMMs on 6 tiles x 64 channels.
+#include "kernels/conv/conv_winograd.h"
+#include "kernels/gemm/vec_avx512.h"
+
+namespace systolic::kernels {
+
+void conv_winograd_f4x3_avx512_run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
+  winograd::run<VecAvx512, 6, 4>(p, a, pool, igemm::kBlockingAvx512);
+}
+
+}  // namespace systolic::kernels
