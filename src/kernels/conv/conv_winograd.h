@@ -1,13 +1,11 @@
-// Winograd F(4x4, 3x3) NHWC conv over a vector traits struct: a 6x6 input tile becomes 36
-// transformed channel vectors, the conv becomes 36 independent GEMMs (tiles x ic times ic x oc,
-// run by the implicit-GEMM microkernel), and each 6x6 result tile becomes 4x4 outputs with the
-// epilogue fused. 2.25x fewer multiplies than direct 3x3 (4x on whole tiles) at the price of
-// transforms and 4x larger packed weights, so conv_winograd.cc accepts it only where it wins.
-//
-// Matrices (Lavin & Gray 2016, points 0, +-1, +-2, inf):
-//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
-//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
-//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+// Winograd F(mxm, 3x3) NHWC conv over a vector traits struct: an (m+2)x(m+2) input tile becomes
+// (m+2)^2 transformed channel vectors, the conv becomes that many independent GEMMs (tiles x ic
+// times ic x oc, run by the implicit-GEMM microkernel), and each result tile becomes mxm outputs
+// with the epilogue fused. F(4x4): 4x fewer multiplies than direct 3x3 on whole tiles, packed
+// weights 4x larger; F(2x2): 2.25x fewer, weights 1.8x larger. Transforms and weight traffic
+// cost, so conv_winograd.cc accepts each only where it wins. Each pool thread keeps its tile
+// block's transformed input and GEMM results in a scratch buffer of its own (thread_local, grown
+// on first use), since the pool does not say which thread runs a task.
 #pragma once
 #include <algorithm>
 #include <cstdlib>
@@ -20,26 +18,83 @@
 
 namespace systolic::kernels::winograd {
 
-constexpr int kTile = 4;            // outputs per tile side
-constexpr int kIn = kTile + 2;      // input tile side
-constexpr int kElems = kIn * kIn;   // transformed elements (independent GEMMs)
-
-constexpr int ceil_tiles(int outputs) { return (outputs + kTile - 1) / kTile; }
-
-// Packed layout: [element][panel][c][NR], channels past oc zero in the last panel.
-template <int NR>
-std::size_t packed_floats(const ConvParams& p) {
-  return std::size_t(kElems) * igemm::ceil_div(p.oc, NR) * p.ic * NR;
-}
-
-// U = G g G^T per (k, c), in double so the packed weights carry no extra rounding.
-template <int NR>
-void pack(const ConvParams& p, const float* w, float* out) {
+// F(4x4, 3x3) (Lavin & Gray 2016, points 0, +-1, +-2, inf):
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+struct F4x3 {
+  static constexpr int kTile = 4, kIn = 6;
   static constexpr double G[kIn][3] = {{1 / 4., 0, 0},          {-1 / 6., -1 / 6., -1 / 6.},
                                        {-1 / 6., 1 / 6., -1 / 6.}, {1 / 24., 1 / 12., 1 / 6.},
                                        {1 / 24., -1 / 12., 1 / 6.}, {0, 0, 1}};
+  // r = B^T x for one row or column of the tile.
+  template <class T>
+  SYSTOLIC_INLINE static void input_1d(const typename T::V (&x)[kIn], typename T::V (&r)[kIn]) {
+    using V = typename T::V;
+    const V c4 = T::set1(4.f), cm4 = T::set1(-4.f), cm5 = T::set1(-5.f), c2 = T::set1(2.f);
+    const V a = T::fma(cm4, x[2], x[4]);         // -4x2 + x4
+    const V b = T::fma(cm4, x[1], x[3]);         // -4x1 + x3
+    const V c = T::sub(x[4], x[2]);              // x4 - x2
+    const V d = T::mul(c2, T::sub(x[3], x[1]));  // 2(x3 - x1)
+    r[0] = T::fma(c4, x[0], T::fma(cm5, x[2], x[4]));
+    r[1] = T::add(a, b);
+    r[2] = T::sub(a, b);
+    r[3] = T::add(c, d);
+    r[4] = T::sub(c, d);
+    r[5] = T::fma(c4, x[1], T::fma(cm5, x[3], x[5]));
+  }
+  // o = A^T m.
+  template <class T>
+  SYSTOLIC_INLINE static void output_1d(const typename T::V (&m)[kIn], typename T::V (&o)[kTile]) {
+    using V = typename T::V;
+    const V s12 = T::add(m[1], m[2]), d12 = T::sub(m[1], m[2]);
+    const V s34 = T::add(m[3], m[4]), d34 = T::sub(m[3], m[4]);
+    o[0] = T::add(T::add(m[0], s12), s34);
+    o[1] = T::fma(T::set1(2.f), d34, d12);
+    o[2] = T::fma(T::set1(4.f), s34, s12);
+    o[3] = T::add(T::fma(T::set1(8.f), d34, d12), m[5]);
+  }
+};
+
+// F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; 1/2 1/2 1/2;
+// 1/2 -1/2 1/2; 0 0 1], A^T = [1 1 1 0; 0 1 -1 -1].
+struct F2x3 {
+  static constexpr int kTile = 2, kIn = 4;
+  static constexpr double G[kIn][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  template <class T>
+  SYSTOLIC_INLINE static void input_1d(const typename T::V (&x)[kIn], typename T::V (&r)[kIn]) {
+    r[0] = T::sub(x[0], x[2]);
+    r[1] = T::add(x[1], x[2]);
+    r[2] = T::sub(x[2], x[1]);
+    r[3] = T::sub(x[1], x[3]);
+  }
+  template <class T>
+  SYSTOLIC_INLINE static void output_1d(const typename T::V (&m)[kIn], typename T::V (&o)[kTile]) {
+    o[0] = T::add(T::add(m[0], m[1]), m[2]);
+    o[1] = T::sub(T::sub(m[1], m[2]), m[3]);
+  }
+};
+
+// Transformed elements: independent GEMMs.
+template <class F>
+constexpr int kElems = F::kIn * F::kIn;
+
+template <class F>
+constexpr int ceil_tiles(int outputs) { return (outputs + F::kTile - 1) / F::kTile; }
+
+// Packed layout: [element][panel][c][NR], channels past oc zero in the last panel.
+template <class F, int NR>
+std::size_t packed_floats(const ConvParams& p) {
+  return std::size_t(kElems<F>) * igemm::ceil_div(p.oc, NR) * p.ic * NR;
+}
+
+// U = G g G^T per (k, c), in double so the packed weights carry no extra rounding.
+template <class F, int NR>
+void pack(const ConvParams& p, const float* w, float* out) {
+  constexpr int kIn = F::kIn;
+  constexpr auto& G = F::G;
   const int panels = igemm::ceil_div(p.oc, NR);
-  std::fill(out, out + packed_floats<NR>(p), 0.f);
+  std::fill(out, out + packed_floats<F, NR>(p), 0.f);
   for (int k = 0; k < p.oc; ++k)
     for (int c = 0; c < p.ic; ++c) {
       const float* g = w + (std::size_t(k) * p.ic + c) * 9;
@@ -59,9 +114,10 @@ void pack(const ConvParams& p, const float* w, float* out) {
 // (twice the direct kernels' input budget: nothing else of the block's but one panel's results
 // needs it) while every panel's 36 GEMMs sweep over it. Each block streams all of the packed
 // weights again, so blocks are as large as that allows.
-inline long block_tiles(const ConvParams& p, long tiles, int mr, long l2_input) {
+template <class F>
+long block_tiles(const ConvParams& p, long tiles, int mr, long l2_input) {
   const long icp = (p.ic + 15) / 16 * 16;
-  long tb = std::max<long>(mr, 2 * l2_input / (kElems * icp * 4) / mr * mr);
+  long tb = std::max<long>(mr, 2 * l2_input / (kElems<F> * icp * 4) / mr * mr);
   if (tb >= tiles) return tiles;
   return std::min(tiles, long(igemm::ceil_div(igemm::ceil_div(tiles, igemm::ceil_div(tiles, tb)), mr)) * mr);
 }
@@ -89,35 +145,6 @@ inline float* scratch(std::size_t floats) {
   return b.p.get();
 }
 
-// r = B^T x for six vectors (a row or a column of the tile).
-template <class T>
-SYSTOLIC_INLINE void input_1d(const typename T::V (&x)[kIn], typename T::V (&r)[kIn]) {
-  using V = typename T::V;
-  const V c4 = T::set1(4.f), cm4 = T::set1(-4.f), cm5 = T::set1(-5.f), c2 = T::set1(2.f);
-  const V a = T::fma(cm4, x[2], x[4]);  // -4x2 + x4
-  const V b = T::fma(cm4, x[1], x[3]);  // -4x1 + x3
-  const V c = T::sub(x[4], x[2]);       // x4 - x2
-  const V d = T::mul(c2, T::sub(x[3], x[1]));  // 2(x3 - x1)
-  r[0] = T::fma(c4, x[0], T::fma(cm5, x[2], x[4]));
-  r[1] = T::add(a, b);
-  r[2] = T::sub(a, b);
-  r[3] = T::add(c, d);
-  r[4] = T::sub(c, d);
-  r[5] = T::fma(c4, x[1], T::fma(cm5, x[3], x[5]));
-}
-
-// o = A^T m for six vectors.
-template <class T>
-SYSTOLIC_INLINE void output_1d(const typename T::V (&m)[kIn], typename T::V (&o)[kTile]) {
-  using V = typename T::V;
-  const V s12 = T::add(m[1], m[2]), d12 = T::sub(m[1], m[2]);
-  const V s34 = T::add(m[3], m[4]), d34 = T::sub(m[3], m[4]);
-  o[0] = T::add(T::add(m[0], s12), s34);
-  o[1] = T::fma(T::set1(2.f), d34, d12);
-  o[2] = T::fma(T::set1(4.f), s34, s12);
-  o[3] = T::add(T::fma(T::set1(8.f), d34, d12), m[5]);
-}
-
 struct Ctx {
   ConvParams p;
   ConvArgs a;
@@ -126,11 +153,12 @@ struct Ctx {
   long tiles, tb;   // all tiles; tiles per block
 };
 
-// V[e][t][c] for the block's tiles [t0, t0 + nt): 6x6 input patches (zeros outside the image),
+// V[e][t][c] for the block's tiles [t0, t0 + nt): input patches (zeros outside the image),
 // transformed a channel vector at a time.
-template <class T>
+template <class F, class T>
 void transform_input(const Ctx& x, long t0, int nt, float* v) {
   using V = typename T::V;
+  constexpr int kTile = F::kTile, kIn = F::kIn;
   constexpr int W = T::W;
   const ConvParams& p = x.p;
   const long per_img = long(x.tiles_y) * x.tiles_x;
@@ -154,11 +182,11 @@ void transform_input(const Ctx& x, long t0, int nt, float* v) {
       V col[kIn], r[kIn];
       for (int j = 0; j < kIn; ++j) {  // B^T d, column by column
         for (int i = 0; i < kIn; ++i) col[i] = d[i][j];
-        input_1d<T>(col, r);
+        F::template input_1d<T>(col, r);
         for (int i = 0; i < kIn; ++i) d[i][j] = r[i];
       }
       for (int i = 0; i < kIn; ++i) {  // (B^T d) B, row by row
-        input_1d<T>(d[i], r);
+        F::template input_1d<T>(d[i], r);
         for (int j = 0; j < kIn; ++j) T::store(vt + (i * kIn + j) * estride + c, r[j]);
       }
     }
@@ -166,9 +194,10 @@ void transform_input(const Ctx& x, long t0, int nt, float* v) {
 }
 
 // dst tiles from M[e][t][0..NR) of one panel: A^T m A, then bias, residual and activation.
-template <class T, int NR>
+template <class F, class T, int NR>
 void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) {
   using V = typename T::V;
+  constexpr int kTile = F::kTile, kIn = F::kIn;
   constexpr int W = T::W;
   const ConvParams& p = x.p;
   const Epilogue& ep = x.a.epilogue;
@@ -186,12 +215,12 @@ void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) 
       const int n = std::min(W, p.oc - k0 - j);
       if (n <= 0) break;
       V s[kIn][kIn];
-      for (int e = 0; e < kElems; ++e) s[e / kIn][e % kIn] = T::load(m + e * estride + long(t) * NR + j);
+      for (int e = 0; e < kElems<F>; ++e) s[e / kIn][e % kIn] = T::load(m + e * estride + long(t) * NR + j);
       V o[kTile][kTile], tmp[kIn][kTile], col[kIn], r[kTile];
-      for (int i = 0; i < kIn; ++i) output_1d<T>(s[i], tmp[i]);  // m A, row by row
+      for (int i = 0; i < kIn; ++i) F::template output_1d<T>(s[i], tmp[i]);  // m A, row by row
       for (int q = 0; q < kTile; ++q) {                           // A^T (m A), column by column
         for (int i = 0; i < kIn; ++i) col[i] = tmp[i][q];
-        output_1d<T>(col, r);
+        F::template output_1d<T>(col, r);
         for (int i = 0; i < kTile; ++i) o[i][q] = r[i];
       }
       const V b = x.a.bias ? (n == W ? T::load(x.a.bias + k0 + j) : T::load_n(x.a.bias + k0 + j, n)) : T::zero();
@@ -223,14 +252,14 @@ void gemm_rows(int rows, int kc, const float* w, const float* v, long vstride, c
   }, o);
 }
 
-template <class T, int MR, int NV>
+template <class F, class T, int MR, int NV>
 void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm::Blocking& bl) {
-  constexpr int NR = NV * T::W;
+  constexpr int NR = NV * T::W, kElems = winograd::kElems<F>;
   Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
-        p.res_stride ? p.res_stride : p.oc, ceil_tiles(p.oh), ceil_tiles(p.ow),
+        p.res_stride ? p.res_stride : p.oc, ceil_tiles<F>(p.oh), ceil_tiles<F>(p.ow),
         (p.ic + T::W - 1) / T::W * T::W, igemm::ceil_div(p.oc, NR), 0, 0};
   x.tiles = long(p.n) * x.tiles_y * x.tiles_x;
-  x.tb = block_tiles(p, x.tiles, MR, bl.l2_input);
+  x.tb = block_tiles<F>(p, x.tiles, MR, bl.l2_input);
   const long blocks = igemm::ceil_div(x.tiles, x.tb);
   // Few blocks: split the panels too (each such task transforms its block's input again).
   const long threads = long(pthreadpool_get_threads_count(pool));
@@ -242,7 +271,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
     float* v = scratch(std::size_t(kElems) * x.tb * (x.icp + NR));
     if (!v) std::abort();  // out of memory for a few MiB: nothing sensible is left to do
     float* m = v + std::size_t(kElems) * x.tb * x.icp;
-    transform_input<T>(x, t0, nt, v);
+    transform_input<F, T>(x, t0, nt, v);
     const int pn0 = int(gi * x.panels / groups), pn1 = int((gi + 1) * x.panels / groups);
     for (int pn = pn0; pn < pn1; ++pn) {
       for (int e = 0; e < kElems; ++e) {
@@ -254,7 +283,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
           gemm_rows<T, MR, NV>(std::min(MR, nt - t), p.ic, w, ve + long(t) * x.icp, x.icp, o);
         }
       }
-      transform_output<T, NR>(x, t0, nt, pn, m);
+      transform_output<F, T, NR>(x, t0, nt, pn, m);
     }
   };
   pthreadpool_parallelize_2d(pool, task, std::size_t(blocks), std::size_t(groups), kPoolFlags);

@@ -315,22 +315,31 @@ TEST(Conv, Winograd) {
   check({.n = 2, .ic = 64, .ih = 40, .iw = 40, .oc = 130, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
         {.ep = {Act::relu}, .residual = true, .threads = 2});
   check({.n = 24, .ic = 32, .ih = 3, .iw = 3, .oc = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
-  if (host_cpu().has_avx2_fma()) EXPECT_TRUE(ran_names().count("conv_f32_winograd_f4x3_avx2"));
-  if (host_cpu().has_avx512()) EXPECT_TRUE(ran_names().count("conv_f32_winograd_f4x3_avx512"));
-  // Shapes where it would lose go to the direct kernels.
+  for (const char* f : {"f4x3", "f2x3"}) {
+    if (host_cpu().has_avx2_fma()) EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx2"));
+    if (host_cpu().has_avx512()) EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx512"));
+  }
+  // Shapes where it would lose go to the direct kernels. Too few tiles per block for the
+  // larger packed weights: F(4x4) at 256 channels, 14x14 (16 tiles) and 512 channels at any
+  // batch (blocks of 12 tiles at most); F(2x2) at 512 channels, 7x7, batch 1 (16 tiles).
+  const Shape c256{.ic = 256, .ih = 14, .iw = 14, .oc = 256, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  Shape c512{.n = 16, .ic = 512, .ih = 7, .iw = 7, .oc = 512, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
   std::size_t count;
   const ConvKernel* all = conv_kernels(&count);
   for (std::size_t k = 0; k < count; ++k) {
-    if (std::string(all[k].name).find("winograd") == std::string::npos) continue;
-    EXPECT_FALSE(all[k].accepts(make({.ic = 16, .ih = 8, .iw = 8, .oc = 64, .kh = 3, .kw = 3}), host_cpu(), nullptr));
-    EXPECT_FALSE(all[k].accepts(make({.ic = 64, .ih = 4, .iw = 4, .oc = 64, .kh = 3, .kw = 3}), host_cpu(), nullptr));
-    EXPECT_FALSE(all[k].accepts(make({.ic = 64, .ih = 9, .iw = 9, .oc = 64, .kh = 3, .kw = 3, .s = 2}), host_cpu(), nullptr));
-    // Too few tiles per block for the 4x larger weights: 256 channels at 14x14 (16 tiles),
-    // 512 channels at any batch (blocks of 12 tiles at most).
-    const Shape c256{.ic = 256, .ih = 14, .iw = 14, .oc = 256, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
-    const Shape c512{.n = 16, .ic = 512, .ih = 7, .iw = 7, .oc = 512, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
-    EXPECT_FALSE(all[k].accepts(make(c256), host_cpu(), nullptr));
-    EXPECT_FALSE(all[k].accepts(make(c512), host_cpu(), nullptr));
+    const std::string name = all[k].name;
+    if (name.find("winograd") == std::string::npos) continue;
+    auto takes = [&](const Shape& sh) { return all[k].accepts(make(sh), host_cpu(), nullptr); };
+    EXPECT_FALSE(takes({.ic = 16, .ih = 8, .iw = 8, .oc = 64, .kh = 3, .kw = 3})) << name;
+    EXPECT_FALSE(takes({.n = 64, .ic = 64, .ih = 4, .iw = 4, .oc = 64, .kh = 3, .kw = 3, .s = 2})) << name;
+    EXPECT_FALSE(takes({.ic = 64, .ih = 4, .iw = 4, .oc = 64, .kh = 3, .kw = 3})) << name;
+    if (name.find("avx512") == std::string::npos || !host_cpu().has_avx512()) continue;  // AVX-512 block sizes
+    const bool f4 = name.find("f4x3") != std::string::npos;
+    EXPECT_EQ(takes(c256), !f4) << name;
+    EXPECT_EQ(takes(c512), !f4) << name;
+    c512.n = 1;
+    EXPECT_FALSE(takes(c512)) << name;
+    c512.n = 16;
   }
 }
 
