@@ -4,6 +4,7 @@
 
 #include "interp/nn_geometry.h"
 #include "sim/host_conv.h"
+#include "sim/host_winograd.h"
 #include "sim/simulate.h"
 
 namespace systolic::sim {
@@ -149,6 +150,8 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       MatrixOperands ops;
       if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos)
         ops.host_cycles = host_conv_time(cp, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
+      else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
+        ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));
       ops.input_onchip = w.resident(n.in(0));
       ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * w.bytes;

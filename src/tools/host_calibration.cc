@@ -13,6 +13,7 @@
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
 #include "sim/host_conv.h"
+#include "sim/host_winograd.h"
 #include "target/target.h"
 #include "tools/bandwidth.h"
 #include "tools/host_check.h"
@@ -105,6 +106,14 @@ kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
 kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }
 
+std::string calib_winograd_kernel() {
+  std::size_t n;
+  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (sim::winograd_tile_of(all[i].name) > 0 && all[i].accepts(calib_wide(), host_cpu(), nullptr)) return all[i].name;
+  return "";
+}
+
 namespace {
 
 // The v in [lo, hi] where the increasing f reaches `target` (lo when f(lo) is already there).
@@ -179,6 +188,18 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
         [&](double v) { return model(calib_strided(), x, Events{e.setup, e.gather, v, e.call}) - twin; },
         elapsed(s.strided) - elapsed(s.strided_twin), 0, 2000);
   }
+  // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and call cost
+  // just found.
+  const int wtile = sim::winograd_tile_of(s.winograd_kernel);
+  if (s.winograd > 0 && wtile > 0)
+    c.wino_float_cycles = solve_increasing(
+        [&](double v) {
+          target::Target y = t;
+          y.host_conv.call_cycles = e.call;
+          y.host_conv.wino_float_cycles = v;
+          return sim::host_winograd_time(calib_wide(), wtile, y, x, false).cycles;
+        },
+        elapsed(s.winograd), 0, 50);
   c.efficiency = c0 / x;
   c.setup_cycles = e.setup;
   c.gather_cycles = e.gather;
@@ -299,6 +320,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->gather_cycles = c.gather_cycles;
     m->restart_cycles = c.restart_cycles;
     m->call_cycles = c.call_cycles;
+    m->wino_float_cycles = c.wino_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
     m->reread_gbs = c.reread_gbs;
   } else if (!kernel.empty()) {

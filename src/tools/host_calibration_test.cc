@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/host_conv.h"
+#include "sim/host_winograd.h"
 #include "target/target.h"
 #include "tools/host_check.h"
 #include "tools/host_check_calibrator.h"
@@ -27,20 +28,24 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   const target::Target t = target::host_target(host_cpu(), base);
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
-  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90, call = 60;
+  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90, call = 60, wino = 0.7;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
-  auto secs = [&](const kernels::ConvParams& p, double step) {
+  auto secs = [&](const kernels::ConvParams& p, double step, int tile = 0) {
     target::Target u = t;
     u.host_conv.setup_cycles = setup;
     u.host_conv.gather_cycles = gather;
     u.host_conv.restart_cycles = restart;
     u.host_conv.call_cycles = call;
-    return sim::host_conv_time(p, u, step, false).cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
+    u.host_conv.wino_float_cycles = wino;
+    const double cycles = tile ? sim::host_winograd_time(p, tile, u, step, false).cycles : sim::host_conv_time(p, u, step, false).cycles;
+    return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
   const CalibrationTimes times{secs(calib_wide(), x),    secs(calib_narrow(), x), secs(calib_stem(), x),
-                               secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x)};
+                               secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
+                               secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512"};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
+  EXPECT_NEAR(c.wino_float_cycles, wino, 1e-3);
   EXPECT_NEAR(c.efficiency, 0.8, 1e-4);
   EXPECT_NEAR(c.call_cycles, call, 0.05);
   EXPECT_NEAR(c.setup_cycles, setup, 0.05);
@@ -55,6 +60,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_DOUBLE_EQ(fast.gather_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.restart_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.call_cycles, 0.0);
+  EXPECT_LT(fast.wino_float_cycles, 0);  // no Winograd timing, no transform cost
   // Nothing timed: no calibration.
   EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, {}).ok);
 }

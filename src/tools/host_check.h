@@ -29,12 +29,14 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
 // cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
 // per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
-// the same GEMM).
+// the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
+// rate and call cost found before, the cycles per transformed float.
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
   double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
+  double wino_float_cycles = -1;  // < 0: no Winograd kernel takes the wide shape here
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
   std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
@@ -51,9 +53,13 @@ kernels::ConvParams calib_stem();
 kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
+// The first Winograd kernel of conv.inc that takes calib_wide() on this CPU ("" when none).
+std::string calib_winograd_kernel();
 // Seconds per call of each calibration conv (<= 0: not measured).
 struct CalibrationTimes {
   double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
+  double winograd = -1;  // the wide shape on winograd_kernel
+  std::string winograd_kernel;
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

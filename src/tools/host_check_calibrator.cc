@@ -70,6 +70,10 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
     convs_.push_back(std::make_unique<Conv>(k, p));
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
+  // The Winograd kernels' transforms, when the plan's ISA has one for the wide shape.
+  rounds_.winograd_kernel = calib_winograd_kernel();
+  convs_.push_back(std::make_unique<Conv>(kernels::conv_find(rounds_.winograd_kernel), calib_wide()));
+  for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -105,6 +109,7 @@ void ConvCalibrator::round() {
   rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
   rounds_.short_s.push_back(convs_[4]->run_s(pool_));
   rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
+  if (convs_[6]->ok) rounds_.winograd_s.push_back(convs_[6]->run_s(pool_));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -146,13 +151,13 @@ double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  std::vector<double> ratio[5];  // narrow, stem, strided, short, twin over the same round's wide
-  const std::vector<double>* other[5] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s, &r.twin_s};
+  std::vector<double> ratio[6];  // narrow, stem, strided, short, twin, Winograd over the same round's wide
+  const std::vector<double>* other[6] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s, &r.twin_s, &r.winograd_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
     wide.push_back(r.wide_s[i]);
-    for (int k = 0; k < 5; ++k)
+    for (int k = 0; k < 6; ++k)
       if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
   }
   for (double g : r.peak_gflops) peak = std::max(peak, g);
@@ -162,7 +167,8 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   // spanning the round leaves be.
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
-  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4])};
+  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4]),
+                         scaled(ratio[5]), r.winograd_kernel};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

@@ -19,6 +19,8 @@ namespace systolic::tools {
 // (<= 0: the kernel does not take that shape).
 struct CalibrationRounds {
   std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, peak_gflops;
+  std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
+  std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // Per probed size (kRereadProbes), the second of two back-to-back read passes over a slice
   // that came from memory: where data one pass has streamed in is read again from.
@@ -47,7 +49,7 @@ class ConvCalibrator {
 
  private:
   struct Conv;
-  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin
+  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, Winograd
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);

@@ -23,9 +23,9 @@ bool eligible(const ConvParams& p, const igemm::Blocking& bl, int mr, std::strin
   // make the GEMMs too short for their transforms (F(4x4), 16 -> 64 at 56x56: 495 vs 313 us),
   // few output channels leave the panels empty; tiny images fill the tiles with few outputs.
   if (p.ic < 32 || p.oc < 32) return conv_reject(why, "Winograd needs at least 32 input and output channels");
-  const long tiles = long(winograd::ceil_tiles<F>(p.oh)) * winograd::ceil_tiles<F>(p.ow);
+  const long tiles = long(winograd::ceil_tiles(p.oh, F::kTile)) * winograd::ceil_tiles(p.ow, F::kTile);
   if (2L * p.oh * p.ow < tiles * F::kTile * F::kTile) return conv_reject(why, "Winograd tiles would hold too few outputs");
-  if (winograd::block_tiles<F>(p, p.n * tiles, mr, bl.l2_input) < winograd::kMinBlockTiles)
+  if (winograd::block_tiles(p, winograd::kElems<F>, p.n * tiles, mr, bl.l2_input) < winograd::kMinBlockTiles)
     return conv_reject(why, "Winograd tile blocks too small for the weights they stream");
   return true;
 }

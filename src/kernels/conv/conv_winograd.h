@@ -14,6 +14,7 @@
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/igemm_blocking.h"
+#include "kernels/conv/winograd_blocking.h"
 #include "kernels/gemm/igemm_microkernel.h"
 
 namespace systolic::kernels::winograd {
@@ -79,9 +80,6 @@ struct F2x3 {
 template <class F>
 constexpr int kElems = F::kIn * F::kIn;
 
-template <class F>
-constexpr int ceil_tiles(int outputs) { return (outputs + F::kTile - 1) / F::kTile; }
-
 // Packed layout: [element][panel][c][NR], channels past oc zero in the last panel.
 template <class F, int NR>
 std::size_t packed_floats(const ConvParams& p) {
@@ -110,24 +108,6 @@ void pack(const ConvParams& p, const float* w, float* out) {
     }
 }
 
-// Tiles per GEMM block: the block's transformed input (36 x tiles x ic floats) stays in L2
-// (twice the direct kernels' input budget: nothing else of the block's but one panel's results
-// needs it) while every panel's 36 GEMMs sweep over it. Each block streams all of the packed
-// weights again, so blocks are as large as that allows.
-template <class F>
-long block_tiles(const ConvParams& p, long tiles, int mr, long l2_input) {
-  const long icp = (p.ic + 15) / 16 * 16;
-  long tb = std::max<long>(mr, 2 * l2_input / (kElems<F> * icp * 4) / mr * mr);
-  if (tb >= tiles) return tiles;
-  return std::min(tiles, long(igemm::ceil_div(igemm::ceil_div(tiles, igemm::ceil_div(tiles, tb)), mr)) * mr);
-}
-
-// Tiles a block must hold for the weights it streams to be worth it: a block does 36 x tiles x
-// ic x oc MACs on 36 x ic x oc packed weights, tiles / 2 FLOP per byte. Below 24 (ResNet-50's
-// 512-channel stage at any batch, its 256-channel one at batch 1: 4 and 16 tiles) the 4x larger
-// packed weights come from memory once for too little work: 2.3 ms against 1.3 ms direct for
-// 3x3 512 -> 512 at 7x7, batch 1, inside the whole model.
-constexpr long kMinBlockTiles = 24;
 
 namespace {
 
@@ -255,16 +235,12 @@ void gemm_rows(int rows, int kc, const float* w, const float* v, long vstride, c
 template <class F, class T, int MR, int NV>
 void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm::Blocking& bl) {
   constexpr int NR = NV * T::W, kElems = winograd::kElems<F>;
-  Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
-        p.res_stride ? p.res_stride : p.oc, ceil_tiles<F>(p.oh), ceil_tiles<F>(p.ow),
-        (p.ic + T::W - 1) / T::W * T::W, igemm::ceil_div(p.oc, NR), 0, 0};
-  x.tiles = long(p.n) * x.tiles_y * x.tiles_x;
-  x.tb = block_tiles<F>(p, x.tiles, MR, bl.l2_input);
-  const long blocks = igemm::ceil_div(x.tiles, x.tb);
-  // Few blocks: split the panels too (each such task transforms its block's input again).
   const long threads = long(pthreadpool_get_threads_count(pool));
-  const long want = threads > 1 ? 2 * threads : 1;
-  const long groups = std::min<long>(x.panels, std::max<long>(1, igemm::ceil_div(want, blocks)));
+  const Grid gr = grid(p, F::kTile, kElems, MR, NR, threads, bl);
+  Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
+        p.res_stride ? p.res_stride : p.oc, gr.tiles_y, gr.tiles_x, (p.ic + T::W - 1) / T::W * T::W,
+        gr.panels, gr.tiles, gr.tb};
+  const long groups = gr.groups;
   auto task = [&](std::size_t b, std::size_t gi) {
     const long t0 = long(b) * x.tb;
     const int nt = int(std::min(x.tb, x.tiles - t0));
@@ -286,7 +262,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
       transform_output<F, T, NR>(x, t0, nt, pn, m);
     }
   };
-  pthreadpool_parallelize_2d(pool, task, std::size_t(blocks), std::size_t(groups), kPoolFlags);
+  pthreadpool_parallelize_2d(pool, task, std::size_t(gr.blocks), std::size_t(groups), kPoolFlags);
 }
 
 }  // namespace

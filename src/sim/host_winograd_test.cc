@@ -1,0 +1,74 @@
+// The Winograd host model: the kernel's task grid, its GEMMs on the calibrated rate, transforms
+// and weight waits, and nothing off the measured host.
+#include "sim/host_winograd.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/conv/winograd_blocking.h"
+
+namespace systolic::sim {
+namespace {
+
+kernels::ConvParams conv3x3(int n, int c, int hw) {
+  kernels::ConvParams p;
+  p.n = n, p.ic = p.oc = c, p.ih = p.iw = p.oh = p.ow = hw, p.kh = p.kw = 3, p.pad_t = p.pad_l = 1;
+  return p;
+}
+
+target::Target host(double wino) {
+  target::Target t;
+  t.cores = 2;
+  t.clock_ghz = 2;
+  t.host_conv.enabled = true;
+  t.host_conv.mr = 6, t.host_conv.nr = 64;
+  t.host_conv.call_cycles = 0;
+  t.host_conv.wino_float_cycles = wino;
+  t.host_conv.l2_input_bytes = 512 * 1024;
+  t.host_conv.l2_gbs = t.host_conv.l3_gbs = t.host_conv.dram_gbs = 1e6;  // weights cost nothing
+  t.host_conv.l2_bytes_per_core = 2 << 20;
+  return t;
+}
+
+TEST(HostWinograd, NamesAndDisabledHost) {
+  EXPECT_EQ(winograd_tile_of("conv_f32_winograd_f4x3_avx512"), 4);
+  EXPECT_EQ(winograd_tile_of("conv_f32_winograd_f2x3_avx2"), 2);
+  EXPECT_EQ(winograd_tile_of("conv_f32_igemm_6x64_avx512"), 0);
+  target::Target off = host(1);
+  off.host_conv.enabled = false;
+  EXPECT_EQ(host_winograd_time(conv3x3(1, 64, 56), 4, off, 1, false).cycles, 0);
+}
+
+// Free transforms and weights, whole tiles: the busy cycles are the GEMMs' K steps exactly,
+// elems x tiles/MR x panels x ic steps; F(4x4) does 4/9 of direct's at 56x56 (whole tiles).
+TEST(HostWinograd, GemmStepsMatchTheTileCount) {
+  const kernels::ConvParams p = conv3x3(1, 64, 48);  // 12x12 tiles of 4: 144 = 24 GEMM tiles of 6
+  const HostConvTime t = host_winograd_time(p, 4, host(0), 1.0, false);
+  EXPECT_DOUBLE_EQ(t.busy, 36.0 * (144 / 6) * 1 * 64);
+  EXPECT_EQ(t.weight_wait, 0);
+  const kernels::winograd::Grid g = kernels::winograd::grid(p, 4, 36, 6, 64, 2, {0, 512 * 1024});
+  EXPECT_EQ(t.tasks, g.blocks * g.groups);
+  EXPECT_GE(t.cycles, t.busy / 2);  // two threads at best halve it
+}
+
+// Each transformed float costs wino_float_cycles: input (ic) and output (oc) floats per element
+// per tile, input again for every panel group of a block.
+TEST(HostWinograd, TransformsCostPerFloat) {
+  const kernels::ConvParams p = conv3x3(1, 64, 48);
+  const HostConvTime base = host_winograd_time(p, 4, host(0), 1.0, false);
+  const HostConvTime with = host_winograd_time(p, 4, host(2), 1.0, false);
+  const kernels::winograd::Grid g = kernels::winograd::grid(p, 4, 36, 6, 64, 2, {0, 512 * 1024});
+  EXPECT_DOUBLE_EQ(with.busy - base.busy, 2.0 * 36 * 144 * (64.0 * g.groups + 64));
+}
+
+// Weights that come slowly make the GEMMs wait, once per panel and element of each task.
+TEST(HostWinograd, SlowWeightsWait) {
+  target::Target t = host(0);
+  t.host_conv.l3_gbs = t.host_conv.l2_gbs = t.host_conv.dram_gbs = 1;  // 1 GB/s
+  t.host_conv.reread_gbs = {};
+  const HostConvTime w = host_winograd_time(conv3x3(1, 64, 48), 4, t, 1.0, false);
+  EXPECT_GT(w.weight_wait, 0);
+  EXPECT_GT(w.busy, host_winograd_time(conv3x3(1, 64, 48), 4, host(0), 1.0, false).busy);
+}
+
+}  // namespace
+}  // namespace systolic::sim
