@@ -134,51 +134,65 @@ struct Ctx {
 };
 
 // V[e][t][c] for the block's tiles [t0, t0 + nt): input patches (zeros outside the image),
-// transformed a channel vector at a time.
+// transformed a channel vector at a time, rows first into a small buffer, then columns: the
+// whole patch at once does not fit the vector registers (36 of them for F(4x4)).
 template <class F, class T>
 void transform_input(const Ctx& x, long t0, int nt, float* v) {
   using V = typename T::V;
-  constexpr int kTile = F::kTile, kIn = F::kIn;
-  constexpr int W = T::W;
+  constexpr int kTile = F::kTile, kIn = F::kIn, W = T::W;
   const ConvParams& p = x.p;
   const long per_img = long(x.tiles_y) * x.tiles_x;
   const long estride = x.tb * x.icp;  // between elements
+  alignas(64) float tmp[kIn][kIn][W];  // d B
   for (int t = 0; t < nt; ++t) {
     const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
     const int iy0 = int(rem / x.tiles_x) * kTile - p.pad_t, ix0 = int(rem % x.tiles_x) * kTile - p.pad_l;
-    const float* base = x.a.src + img * p.ih * p.iw * x.ss;
-    bool row_ok[kIn], col_ok[kIn];
-    for (int i = 0; i < kIn; ++i) row_ok[i] = unsigned(iy0 + i) < unsigned(p.ih);
-    for (int j = 0; j < kIn; ++j) col_ok[j] = unsigned(ix0 + j) < unsigned(p.iw);
+    // The patch's rows [i0, i1) and columns [j0, j1) lie inside the image.
+    const int i0 = std::max(0, -iy0), i1 = std::min(kIn, p.ih - iy0);
+    const int j0 = std::max(0, -ix0), j1 = std::min(kIn, p.iw - ix0);
+    const bool inside = j0 == 0 && j1 == kIn;
+    const float* base = x.a.src + (img * p.ih * p.iw + long(iy0) * p.iw + ix0) * x.ss;
     float* vt = v + long(t) * x.icp;
     for (int c = 0; c < p.ic; c += W) {
       const int n = std::min(W, p.ic - c);
-      V d[kIn][kIn];
-      for (int i = 0; i < kIn; ++i)
-        for (int j = 0; j < kIn; ++j) {
-          const float* s = base + (long(iy0 + i) * p.iw + ix0 + j) * x.ss + c;
-          d[i][j] = !(row_ok[i] && col_ok[j]) ? T::zero() : n == W ? T::load(s) : T::load_n(s, n);
+#pragma GCC unroll 8
+      for (int i = 0; i < kIn; ++i) {
+        V row[kIn], r[kIn];
+        const float* s = base + long(i) * p.iw * x.ss + c;
+        if (i < i0 || i >= i1) {
+#pragma GCC unroll 8
+          for (int j = 0; j < kIn; ++j) row[j] = T::zero();
+        } else if (inside && n == W) {
+#pragma GCC unroll 8
+          for (int j = 0; j < kIn; ++j) row[j] = T::load(s + j * x.ss);
+        } else {
+#pragma GCC unroll 8
+          for (int j = 0; j < kIn; ++j)
+            row[j] = j < j0 || j >= j1 ? T::zero() : n == W ? T::load(s + j * x.ss) : T::load_n(s + j * x.ss, n);
         }
-      V col[kIn], r[kIn];
-      for (int j = 0; j < kIn; ++j) {  // B^T d, column by column
-        for (int i = 0; i < kIn; ++i) col[i] = d[i][j];
-        F::template input_1d<T>(col, r);
-        for (int i = 0; i < kIn; ++i) d[i][j] = r[i];
+        F::template input_1d<T>(row, r);
+#pragma GCC unroll 8
+        for (int j = 0; j < kIn; ++j) T::store(tmp[i][j], r[j]);
       }
-      for (int i = 0; i < kIn; ++i) {  // (B^T d) B, row by row
-        F::template input_1d<T>(d[i], r);
-        for (int j = 0; j < kIn; ++j) T::store(vt + (i * kIn + j) * estride + c, r[j]);
+#pragma GCC unroll 8
+      for (int j = 0; j < kIn; ++j) {  // B^T (d B), column by column
+        V col[kIn], r[kIn];
+#pragma GCC unroll 8
+        for (int i = 0; i < kIn; ++i) col[i] = T::load(tmp[i][j]);
+        F::template input_1d<T>(col, r);
+#pragma GCC unroll 8
+        for (int i = 0; i < kIn; ++i) T::store(vt + (i * kIn + j) * estride + c, r[i]);
       }
     }
   }
 }
 
-// dst tiles from M[e][t][0..NR) of one panel: A^T m A, then bias, residual and activation.
+// dst tiles from M[e][t][0..NR) of one panel: A^T m A (rows into a small buffer, then columns),
+// then bias, residual and activation.
 template <class F, class T, int NR>
 void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) {
   using V = typename T::V;
-  constexpr int kTile = F::kTile, kIn = F::kIn;
-  constexpr int W = T::W;
+  constexpr int kTile = F::kTile, kIn = F::kIn, W = T::W;
   const ConvParams& p = x.p;
   const Epilogue& ep = x.a.epilogue;
   const bool vec_act = act_vectorized(ep.act);
@@ -186,28 +200,36 @@ void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) 
   const long per_img = long(x.tiles_y) * x.tiles_x;
   const long estride = x.tb * NR;
   const int k0 = panel * NR;
+  alignas(64) float tmp[kIn][kTile][W];  // m A
   for (int t = 0; t < nt; ++t) {
     const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
     const int oy0 = int(rem / x.tiles_x) * kTile, ox0 = int(rem % x.tiles_x) * kTile;
     const int ny = std::min(kTile, p.oh - oy0), nx = std::min(kTile, p.ow - ox0);
     const long pix0 = (img * p.oh + oy0) * p.ow + ox0;
+    const float* mt = m + long(t) * NR;
     for (int j = 0; j < NR; j += W) {
       const int n = std::min(W, p.oc - k0 - j);
       if (n <= 0) break;
-      V s[kIn][kIn];
-      for (int e = 0; e < kElems<F>; ++e) s[e / kIn][e % kIn] = T::load(m + e * estride + long(t) * NR + j);
-      V o[kTile][kTile], tmp[kIn][kTile], col[kIn], r[kTile];
-      for (int i = 0; i < kIn; ++i) F::template output_1d<T>(s[i], tmp[i]);  // m A, row by row
-      for (int q = 0; q < kTile; ++q) {                           // A^T (m A), column by column
-        for (int i = 0; i < kIn; ++i) col[i] = tmp[i][q];
-        F::template output_1d<T>(col, r);
-        for (int i = 0; i < kTile; ++i) o[i][q] = r[i];
+#pragma GCC unroll 8
+      for (int i = 0; i < kIn; ++i) {
+        V row[kIn], r[kTile];
+#pragma GCC unroll 8
+        for (int q = 0; q < kIn; ++q) row[q] = T::load(mt + (i * kIn + q) * estride + j);
+        F::template output_1d<T>(row, r);
+#pragma GCC unroll 8
+        for (int q = 0; q < kTile; ++q) T::store(tmp[i][q], r[q]);
       }
       const V b = x.a.bias ? (n == W ? T::load(x.a.bias + k0 + j) : T::load_n(x.a.bias + k0 + j, n)) : T::zero();
-      for (int yy = 0; yy < ny; ++yy)
-        for (int xx = 0; xx < nx; ++xx) {
+#pragma GCC unroll 8
+      for (int xx = 0; xx < nx; ++xx) {  // A^T (m A), column by column: output column xx
+        V col[kIn], o[kTile];
+#pragma GCC unroll 8
+        for (int i = 0; i < kIn; ++i) col[i] = T::load(tmp[i][xx]);
+        F::template output_1d<T>(col, o);
+#pragma GCC unroll 8
+        for (int yy = 0; yy < ny; ++yy) {
           const long pix = pix0 + long(yy) * p.ow + xx;
-          V y = T::add(o[yy][xx], b);
+          V y = T::add(o[yy], b);
           if (x.a.residual) {
             const float* r = x.a.residual + pix * x.rs + k0 + j;
             y = T::add(y, n == W ? T::load(r) : T::load_n(r, n));
@@ -218,6 +240,7 @@ void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) 
           else T::store_n(d, y, n);
           if (!vec_act) apply_act_n(ep, d, n);
         }
+      }
     }
   }
 }
