@@ -71,6 +71,10 @@ void register_profile(CLI::App& app) {
                   compute ? "compute" : "memory");
       points.push_back({l.name + " (" + l.op + ", " + l.kernel + ")", ai, gf});
     }
+    bool winograd = false;
+    for (const auto& l : layers) winograd = winograd || l.kernel.find("winograd") != std::string::npos;
+    if (winograd)
+      std::printf("(FLOPs are direct convolution's: Winograd layers show their effective rate, which can pass the peak)\n");
     if (!svg->empty()) {
       std::ofstream f(*svg, std::ios::binary | std::ios::trunc);
       f << roofline_svg("roofline: " + *model, peak, bw, points);
