@@ -108,7 +108,6 @@ void pack(const ConvParams& p, const float* w, float* out) {
     }
 }
 
-
 namespace {
 
 // One thread's transformed input and GEMM results, grown on demand and kept for later calls.

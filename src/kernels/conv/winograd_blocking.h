@@ -26,8 +26,8 @@ inline long block_tiles(const ConvParams& p, int elems, long tiles, int mr, long
 // Tiles a block must hold for the weights it streams to be worth it: a block does elems x tiles
 // x ic x oc MACs on elems x ic x oc packed weights, tiles / 2 FLOP per byte. Below 24 (F(4x4) on
 // ResNet-50's 512-channel stage at any batch and its 256-channel one at batch 1: blocks of 12
-// and 16 tiles) the larger packed weights come from memory once for too little work: 2.3 ms
-// against 1.3 ms direct for 3x3 512 -> 512 at 7x7, batch 1, inside the whole model.
+// and 16 tiles) the larger packed weights come from memory once for too little work (figures in
+// docs/benchmarks.md, "Winograd 3x3 convs").
 constexpr long kMinBlockTiles = 24;
 
 // How run() cuts a conv into tasks: blocks of tb tiles, and, with fewer blocks than twice the
