@@ -87,7 +87,7 @@ int Graph::add_const(const std::string& name, DType dtype, Shape shape,
   t.dtype = dtype;
   t.shape = std::move(shape);
   t.shape_known = true;
-  t.data = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  t.data = std::make_shared<AlignedBytes>(bytes.begin(), bytes.end());
   return add_tensor(std::move(t));
 }
 

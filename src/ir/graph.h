@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/aligned_vector.h"
 #include "base/status.h"
 #include "ir/dtype.h"
 
@@ -33,7 +34,7 @@ struct Tensor {
   Shape shape;
   bool shape_known = false;
   Layout layout = Layout::plain;
-  std::shared_ptr<std::vector<uint8_t>> data;  // set for constants
+  std::shared_ptr<AlignedBytes> data;  // set for constants (64-byte aligned: packed weights)
   int64_t arena_offset = -1;                    // set by memory planning for activations
 
   bool is_const() const { return data != nullptr; }

@@ -46,13 +46,13 @@ Status constant_folding(ir::Graph& g, PassContext&) {
       if (in < 0) ins.push_back({});
       else ins.push_back({g.t(in).dtype, g.t(in).shape, g.t(in).data ? g.t(in).data->data() : nullptr});
     }
-    std::vector<std::shared_ptr<std::vector<uint8_t>>> bufs;
+    std::vector<std::shared_ptr<AlignedBytes>> bufs;
     for (int o : n.outputs) {
       if (o < 0) {
         outs.push_back({});
         continue;
       }
-      auto buf = std::make_shared<std::vector<uint8_t>>(g.t(o).bytes());
+      auto buf = std::make_shared<AlignedBytes>(g.t(o).bytes());
       outs.push_back({g.t(o).dtype, g.t(o).shape, buf->data()});
       bufs.push_back(buf);
     }

@@ -99,7 +99,7 @@ struct Reader {
     if (pod<uint8_t>()) {
       const uint64_t n = count(1);
       const auto* p = reinterpret_cast<const uint8_t*>(in.data()) + pos;
-      t.data = std::make_shared<std::vector<uint8_t>>(p, p + n);
+      t.data = std::make_shared<AlignedBytes>(p, p + n);
       pos += n;
     }
     return t;

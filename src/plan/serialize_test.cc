@@ -39,6 +39,23 @@ TEST(PlanFile, RoundTripRunsTheSame) {
   EXPECT_EQ(run_program(*p), run_program(*q));
 }
 
+// Kernels read packed weights with full-line vector loads: every constant starts on a cache
+// line, compiled or loaded from a file.
+TEST(PlanFile, ConstantsStartOnCacheLines) {
+  auto p = plan::compile(small_net(), plan::CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto q = plan::load_program_bytes(plan::serialize_program(**p));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  int consts = 0;
+  for (const auto* prog : {p->get(), q->get()})
+    for (const ir::Tensor& t : prog->graph.tensors)
+      if (t.is_const() && !t.data->empty()) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data->data()) % 64, 0u) << t.name;
+        ++consts;
+      }
+  EXPECT_GE(consts, 4);  // packed weights and bias, in both programs
+}
+
 TEST(PlanFile, KeepsImagePreprocessing) {
   plan::CompileOptions co;
   co.preprocess = ir::imagenet_preprocess();

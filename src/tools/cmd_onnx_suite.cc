@@ -91,7 +91,7 @@ Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string*
       gt.dtype = t->dtype;
       gt.shape = t->shape;
       gt.shape_known = true;
-      gt.data = std::make_shared<std::vector<uint8_t>>(t->data);
+      gt.data = std::make_shared<AlignedBytes>(t->data.begin(), t->data.end());
       continue;
     }
     // The data fixes dims the model leaves symbolic.

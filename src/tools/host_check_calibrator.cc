@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "base/aligned_vector.h"
 #include "kernels/conv/conv.h"
 #include "kernels/peak/peak.h"
 #include "tools/host_check_stats.h"
@@ -29,7 +30,7 @@ struct ConvCalibrator::Conv {
   const kernels::ConvKernel* k = nullptr;
   kernels::ConvParams p;
   bool ok = false;
-  std::vector<float> src, packed, dst, bias;
+  AlignedVector<float> src, packed, dst, bias;  // aligned as a plan's tensors are
   std::unique_ptr<float, FreeDeleter> ws;
   kernels::ConvArgs a;
 

@@ -8,14 +8,14 @@ namespace systolic::frontend {
 namespace {
 
 template <typename Dst, typename Field>
-void copy_field(const Field& f, std::vector<uint8_t>* out) {
+void copy_field(const Field& f, AlignedBytes* out) {
   out->resize(f.size() * sizeof(Dst));
   Dst* d = reinterpret_cast<Dst*>(out->data());
   for (int i = 0; i < f.size(); ++i) d[i] = static_cast<Dst>(f.Get(i));
 }
 
 Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, std::size_t bytes,
-                     std::vector<uint8_t>* out) {
+                     AlignedBytes* out) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : tp.external_data()) {
@@ -56,7 +56,7 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
     return Err("tensor %s: element type %s is not supported", tp.name().c_str(),
                ir::dtype_name(t.dtype));
   const std::size_t bytes = static_cast<std::size_t>(t.numel()) * ir::dtype_size(t.dtype);
-  auto data = std::make_shared<std::vector<uint8_t>>();
+  auto data = std::make_shared<AlignedBytes>();
   if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
     SYSTOLIC_RETURN_IF_ERROR(read_external(tp, base_dir, bytes, data.get()));
   } else if (tp.has_raw_data()) {

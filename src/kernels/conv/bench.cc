@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/cpu.h"
+#include "base/aligned_vector.h"
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 
@@ -52,14 +53,15 @@ void run(benchmark::State& state, const ConvKernel* k, Layer l, int threads) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   auto rnd = [&](std::size_t n) {
-    std::vector<float> v(n);
+    AlignedVector<float> v(n);
     for (float& x : v) x = u(rng);
     return v;
   };
   const long K = long(p.ic / p.groups) * p.kh * p.kw;
   const auto src = rnd(std::size_t(p.n) * p.ih * p.iw * p.ic), w = rnd(std::size_t(p.oc) * K);
   const auto bias = rnd(p.oc);
-  std::vector<float> packed(k->packed_floats(p)), dst(std::size_t(p.n) * p.oh * p.ow * p.oc);
+  // Aligned as a plan's tensors are: 16 bytes off the line, weights cost 2-5% more.
+  AlignedVector<float> packed(k->packed_floats(p)), dst(std::size_t(p.n) * p.oh * p.ow * p.oc);
   k->pack(p, w.data(), packed.data());
   const std::size_t ws = k->workspace_bytes(p);
   std::unique_ptr<float, decltype(&std::free)> work(
