@@ -33,24 +33,17 @@ HostConvBlocking host_conv_blocking(const kernels::ConvParams& p, int mr, int nr
   b.ntaps = b.merge ? p.kh : static_cast<int>(taps);
   const int64_t tap_len = b.merge ? p.kw * icg : icg;
   b.tap_len = tap_len;
-  b.pack = b.merge && b.ntaps * tap_len <= kMaxPackK;
   b.m = int64_t(p.n) * p.oh * p.ow;
   b.k = taps * icg;
   b.panels = int64_t(std::max(1, p.groups)) * cdiv(ocg, nr);
+  b.pack = b.merge && b.ntaps * tap_len <= kMaxPackK && kernels::igemm::packs_over(b.panels, p.src_u8);
+  const kernels::igemm::TaskGrid g =
+      kernels::igemm::task_grid(b.m, b.k, icg, b.panels, mr, nr, threads, b.pack, bl);
+  b.mc = std::max<int64_t>(1, g.mc);
+  b.mblocks = g.mblocks;
+  b.pb = g.pb;
+  b.pixel_outer = g.pixel_outer;
   const int64_t M = b.m;
-  int64_t mc = std::max<int64_t>(mr * 8, bl.l2_input / (icg * 4) / mr * mr);
-  if (mc >= M) mc = M;
-  const int64_t want = threads > 1 ? 4 * int64_t(threads) : 1;
-  if (cdiv(M, mc) * b.panels < want) {
-    const int64_t mb = std::max<int64_t>(1, cdiv(want, b.panels));
-    mc = std::max<int64_t>(mr, cdiv(cdiv(M, mb), mr) * mr);
-  }
-  mc = std::min(M, cdiv(cdiv(M, cdiv(M, mc)), mr) * mr);
-  if (b.pack) mc = std::min(M, std::max<int64_t>(mr, cdiv(cdiv(M, want), mr) * mr));
-  b.mc = std::max<int64_t>(1, mc);
-  b.mblocks = cdiv(M, b.mc);
-  b.pb = b.pack ? b.panels : std::max<int64_t>(1, b.panels / std::max<int64_t>(1, cdiv(want, b.mblocks)));
-  b.pixel_outer = b.pb * b.k * nr * 4 <= kernels::igemm::kPixelOuterWeights;
   b.kblocks = b.pack ? 1 : kernels::igemm::k_split(b.ntaps, int(tap_len), nr, bl.l1_weights,
                                                        kernels::igemm::splits_k(int(taps), cdiv(b.mc, mr)))
                              .blocks;

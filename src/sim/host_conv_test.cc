@@ -40,6 +40,42 @@ TEST(HostConvSim, StemIsPackedWithOneGatherPerTileAndKernelRow) {
   EXPECT_EQ(b.pb, 4);  // every packed task runs all panels
 }
 
+// The same stem on AVX-512's 64-wide panels: one panel, so no gather to share; merged row
+// pointers, 7 kernel rows of 21 floats per tile. mc: L2 budget 512 KiB / (3 * 4) is past M, then
+// at most ceil(12544 / 8) rounded to 6 = 1572 rows, as when packed.
+TEST(HostConvSim, StemOnOneWidePanelTakesRowPointers) {
+  const HostConvBlocking b =
+      host_conv_blocking(conv(224, 3, 64, 7, 2, 3), 6, 64, 2, kernels::igemm::kBlockingAvx512);
+  EXPECT_TRUE(b.merge);
+  EXPECT_FALSE(b.pack);
+  EXPECT_EQ(b.panels, 1);
+  EXPECT_EQ(b.mc, 1572);
+  EXPECT_EQ(b.tiles, 2091);
+  const HostConvEvents e = host_conv_events(b);
+  EXPECT_DOUBLE_EQ(e.gathers, 0);
+  EXPECT_DOUBLE_EQ(e.setups, 2091.0 * 1 * 7 * host_setup_exposure(21));
+}
+
+// layer1.0.conv3: 1x1 64 -> 256 at 56x56, AVX-512: all weights 64 * 256 * 4 = 64 KiB, so each task
+// takes all 4 panels and only M is split: mc = min(512 KiB / 256 = 2048, ceil(3136 / 8) = 392)
+// -> 8 blocks of 392 rows; on AVX2 (no all-panels rule) the panels split as before: 192 KiB / 256 =
+// 768 rows -> 5 blocks, 2 panels per task (4 / ceil(8 tasks / 5 blocks)).
+TEST(HostConvSim, SmallWeightsTakeAllPanelsOnAvx512) {
+  const HostConvBlocking w = host_conv_blocking(conv(56, 64, 256, 1, 1, 0), 6, 64, 2, kernels::igemm::kBlockingAvx512);
+  EXPECT_EQ(w.panels, 4);
+  EXPECT_EQ(w.pb, 4);
+  EXPECT_EQ(w.mc, 396);  // ceil(392 / 6) * 6, then equal blocks: ceil(3136 / 8) rounded up to 6
+  EXPECT_EQ(w.mblocks, 8);
+  EXPECT_TRUE(w.pixel_outer);
+  // 1x1 1024 -> 256 at 14x14: 1 MiB of weights, panels split as before (2 blocks x 1 panel).
+  const HostConvBlocking d = host_conv_blocking(conv(14, 1024, 256, 1, 1, 0), 6, 64, 2, kernels::igemm::kBlockingAvx512);
+  EXPECT_EQ(d.mblocks, 2);
+  EXPECT_EQ(d.pb, 1);
+  const HostConvBlocking a = host_conv_blocking(conv(56, 64, 256, 1, 1, 0), 6, 64, 2, kernels::igemm::kBlockingAvx2);
+  EXPECT_EQ(a.mblocks, 5);
+  EXPECT_EQ(a.pb, 2);
+}
+
 // layer4.0.downsample.0: 1x1 stride 2, 1024 -> 2048, 14 -> 7. M = 49, K = 1024, 128 panels.
 // mc = max(48, 192 KiB / (1024 * 4) = 48) = 48 -> 2 blocks -> equal: ceil(ceil(49/2)/6)*6 = 30;
 // tiles 5 + ceil(19/6) = 9 (the 19 rows as 4 + 5 + 5 + 5); 2 threads want 8 tasks: 4 groups of

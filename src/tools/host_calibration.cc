@@ -7,6 +7,7 @@
 #include <regex>
 #include <vector>
 
+#include "base/aligned_vector.h"
 #include "base/threadpool.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
@@ -57,8 +58,8 @@ double time_conv_s(const kernels::ConvKernel* k, const kernels::ConvParams& p, i
   std::string why;
   if (!k->accepts(p, host_cpu(), &why)) return -1;
   const int icg = p.ic / p.groups;
-  std::vector<float> w(static_cast<std::size_t>(p.oc) * icg * p.kh * p.kw),
-      src(static_cast<std::size_t>(p.n) * p.ih * p.iw * p.ic), dst(static_cast<std::size_t>(p.n) * p.oh * p.ow * p.oc),
+  std::vector<float> w(static_cast<std::size_t>(p.oc) * icg * p.kh * p.kw);
+  AlignedVector<float> src(static_cast<std::size_t>(p.n) * p.ih * p.iw * p.ic), dst(static_cast<std::size_t>(p.n) * p.oh * p.ow * p.oc),
       bias(p.oc, 0.1f), packed(k->packed_floats(p));
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) * 0.01f - 0.08f;
   for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 13) * 0.1f - 0.6f;
@@ -101,7 +102,8 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
 
 kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
 kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
-kernels::ConvParams calib_stem() { return calib_shape(3, 64, 128, 7, 2); }
+// 128 output channels: two 64-wide panels, so every kernel gathers its rows (igemm::packs_over).
+kernels::ConvParams calib_stem() { return calib_shape(3, 128, 128, 7, 2); }
 kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
 kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }

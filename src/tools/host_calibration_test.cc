@@ -120,6 +120,7 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   const sim::HostConvBlocking w = sim::host_conv_blocking(calib_wide(), 6, 16, 1);
   const sim::HostConvBlocking n = sim::host_conv_blocking(calib_narrow(), 6, 16, 1);
   const sim::HostConvBlocking s = sim::host_conv_blocking(calib_stem(), 6, 16, 1);
+  EXPECT_TRUE(sim::host_conv_blocking(calib_stem(), 6, 64, 2).pack);  // two 64-wide panels pack too
   EXPECT_EQ(w.tap_len, sim::kCalibWideTap);
   EXPECT_EQ(n.tap_len, sim::kCalibNarrowTap);
   EXPECT_FALSE(w.direct || w.merge || n.direct || n.merge);  // both on the row-pointer path

@@ -26,7 +26,7 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
 // (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
 // the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
-// per tile x panel x tap; the stem shape (3 -> 64, 7x7 stride 2, 128x128) on the packed path the
+// per tile x panel x tap; the stem shape (3 -> 128, 7x7 stride 2, 128x128) on the packed path the
 // cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
 // per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
 // the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
@@ -44,7 +44,7 @@ struct ConvCalibration {
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
-// one (3 -> 64, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
+// one (3 -> 128, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
 // 56x56) with its stride-1 twin (28x28) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes,
 // not any model's layers.
 kernels::ConvParams calib_wide();

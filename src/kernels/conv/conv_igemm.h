@@ -207,30 +207,14 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
             p.kw * x.icg <= kMaxMerge;
   x.ntaps = x.merge ? p.kh : x.taps;
   x.tap_len = x.merge ? p.kw * x.icg : x.icg;
-  x.pack = packs_tiles(p);  // = merge with a short K
-  std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
   const long M = long(p.n) * p.oh * p.ow;
   const long K = long(x.taps) * x.icg;
   const int panels = p.groups * x.panels_g;
-  // M block: the input rows it reads stay in L2 while every weight panel sweeps over them.
-  long mc = std::max<long>(MR * 8, bl.l2_input / (long(x.icg) * 4) / MR * MR);
-  if (mc >= M) mc = M;
-  // Enough tasks for the pool to balance: split M further, then the panels.
-  const long threads = long(pthreadpool_get_threads_count(pool));
-  const long want = threads > 1 ? 4 * threads : 1;
-  if (ceil_div(M, mc) * long(panels) < want) {
-    const long mb = std::max<long>(1, ceil_div(want, panels));
-    mc = std::max<long>(MR, ceil_div(ceil_div(M, mb), MR) * long(MR));
-  }
-  // Equal blocks (no small remainder block).
-  mc = std::min(M, ceil_div(ceil_div(M, ceil_div(M, mc)), MR) * long(MR));
-  // Packed tiles: every task takes all panels, so split M only.
-  if (x.pack) mc = std::min(M, std::max<long>(MR, ceil_div(ceil_div(M, want), MR) * long(MR)));
-  const long mblocks = ceil_div(M, mc);
-  const long pb = x.pack ? panels
-                         : std::max<long>(1, panels / std::max<long>(1, ceil_div(want, mblocks)));
-  // Pixel-outer order when the task's weights fit in L2 with room for the input block.
-  const bool pixel_outer = pb * K * NR * 4 <= kPixelOuterWeights;
+  x.pack = packs_tiles(p) && packs_over(panels, p.src_u8);  // = merge with a short K
+  std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
+  const TaskGrid tg = task_grid(M, K, x.icg, panels, MR, NR, long(pthreadpool_get_threads_count(pool)), x.pack, bl);
+  const long mc = tg.mc, mblocks = tg.mblocks, pb = tg.pb;
+  const bool pixel_outer = tg.pixel_outer;
   // Partial sums live in dst, so a residual that overlaps dst (in place) forbids a K split.
   const bool res_apart = !a.residual || a.residual + M * x.rs <= a.dst || a.dst + M * x.ds <= a.residual;
   const KSplit ks = k_split(x.ntaps, x.tap_len, NR, bl.l1_weights,

@@ -1,6 +1,7 @@
 // The implicit-GEMM conv kernel's blocking constants and K-split rule, as plain data: the kernel
 // (conv_igemm.h) runs by them and the host cost model (sim/host_conv.cc) replays them.
 #pragma once
+#include <algorithm>
 #include <string>
 
 namespace systolic::kernels::igemm {
@@ -23,16 +24,56 @@ struct Blocking {
   long l1_weights;
   // How much of an M block's input rows stays in L2 while the weight panels sweep over it.
   long l2_input;
+  // A task takes every panel, splitting only M, when all the weights are at most this (0: never):
+  // short-K convs that write many channels then write whole pixel rows in one pass instead of
+  // one panel's stripe per pass (1x1 64 -> 256 and 128 -> 512 with their residual, batch 1,
+  // cold caches: 6-15% faster on AVX-512).
+  long all_panels_weights = 0;
 };
 // AVX-512 Xeons: 48 KiB L1d, 1-2 MiB L2 per core (on a 2 MiB part 512 KiB of input rows per M
 // block measured best; 192 KiB lost ~8% on 3x3 convs with 512 channels).
-constexpr Blocking kBlockingAvx512{32 * 1024, 512 * 1024};
-// AVX2 parts: 32 KiB L1d and 256-512 KiB L2 per core.
+constexpr Blocking kBlockingAvx512{32 * 1024, 512 * 1024, 256 * 1024};
+// AVX2 parts: 32 KiB L1d and 256-512 KiB L2 per core (the all-panels split is unmeasured there).
 constexpr Blocking kBlockingAvx2{16 * 1024, 192 * 1024};
 
 // The blocking a conv kernel of conv.inc runs with, by name (AVX2's for any other).
 inline Blocking blocking_of(const std::string& kernel) {
   return kernel.find("avx512") != std::string::npos ? kBlockingAvx512 : kBlockingAvx2;
+}
+
+// Packed tiles (each tile's merged rows gathered once, then run against every panel) pay for
+// the gather only over several panels: with one (ResNet's 7x7 stem, 3 -> 64 channels on 64-wide
+// panels) the row-pointer path is faster. A uint8 source is read only through packing.
+inline bool packs_over(long panels, bool src_u8) { return src_u8 || panels > 1; }
+
+// One run's task grid: M blocks of mc pixels, each task pb panels of one block, its tiles
+// pixel-outer or panel-outer. The kernel runs by it and the host cost model replays it.
+struct TaskGrid {
+  long mc = 1, mblocks = 1, pb = 1;
+  bool pixel_outer = false;
+};
+inline TaskGrid task_grid(long M, long K, long icg, long panels, int mr, int nr, long threads,
+                          bool pack, const Blocking& bl) {
+  TaskGrid g;
+  // M block: the input rows it reads stay in L2 while every weight panel sweeps over them.
+  long mc = std::max<long>(mr * 8, bl.l2_input / (icg * 4) / mr * mr);
+  if (mc >= M) mc = M;
+  // Enough tasks for the pool to balance: split M further, then the panels (or M only).
+  const long want = threads > 1 ? 4 * threads : 1;
+  const bool all_panels = pack || panels * K * nr * 4 <= bl.all_panels_weights;
+  if (all_panels) {
+    mc = std::min(mc, std::max<long>(mr, ceil_div(ceil_div(M, want), mr) * long(mr)));
+  } else if (ceil_div(M, mc) * panels < want) {
+    const long mb = std::max<long>(1, ceil_div(want, panels));
+    mc = std::max<long>(mr, ceil_div(ceil_div(M, mb), mr) * long(mr));
+  }
+  // Equal blocks (no small remainder block).
+  g.mc = std::min(M, ceil_div(ceil_div(M, ceil_div(M, mc)), mr) * long(mr));
+  g.mblocks = ceil_div(M, g.mc);
+  g.pb = all_panels ? panels : std::max<long>(1, panels / std::max<long>(1, ceil_div(want, g.mblocks)));
+  // Pixel-outer order when the task's weights fit in L2 with room for the input block.
+  g.pixel_outer = g.pb * K * nr * 4 <= kPixelOuterWeights;
+  return g;
 }
 
 // Whether a conv with `taps` kernel taps and `tiles` tiles per M block splits K (when K

@@ -349,6 +349,11 @@ TEST(Conv, TwoThreads) {
   check({.ic = 64, .ih = 14, .iw = 14, .oc = 16, .kh = 1, .kw = 1}, o);
   check({.n = 1, .ic = 512, .oc = 1000}, o);
   check({.ic = 40, .ih = 9, .iw = 9, .oc = 40, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 40}, o);
+  // Small weights over several panels: each task takes every panel (M split only), ragged M.
+  check({.n = 2, .ic = 64, .ih = 13, .iw = 11, .oc = 200, .kh = 1, .kw = 1}, o);
+  // The stem on one panel (merged row pointers) and on two (packed rows), split over threads.
+  check({.ic = 3, .ih = 29, .iw = 31, .oc = 64, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3}, o);
+  check({.ic = 3, .ih = 29, .iw = 31, .oc = 128, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3}, o);
 }
 
 // A uint8 NHWC image source read as float(u) - offset[c] (input normalisation folded into the
