@@ -26,8 +26,12 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
   const kernels::winograd::Grid g = kernels::winograd::grid(p, tile, elems, mr, nr, threads, {0, l2_input});
   const double panel_bytes = double(p.ic) * nr * 4;  // one element's weights of one panel
   const double dram = h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;
-  const double first_gbs = (weights_from_dram ? dram : h.l3_gbs > 0 ? h.l3_gbs : dram) / threads;
-  const double again_gbs = host_reread_gbs(panel_bytes * elems * g.panels, t) / threads;
+  // Every task of a panel group reads the group's weights, element by element in the same order,
+  // and the threads start their blocks together: with fewer groups than threads they read the
+  // same bytes at about the same time and share one stream instead of splitting the bandwidth.
+  const int streams = std::max(1, std::min(threads, g.groups));
+  const double first_gbs = (weights_from_dram ? dram : h.l3_gbs > 0 ? h.l3_gbs : dram) / streams;
+  const double again_gbs = host_reread_gbs(panel_bytes * elems * g.panels, t) / streams;
   const double kstep = double(p.ic) * step_cycles;
   std::vector<double> costs;
   costs.reserve(static_cast<std::size_t>(g.blocks * g.groups));

@@ -19,7 +19,8 @@ int winograd_tile_of(const std::string& kernel);
 // float of each tile's transformed input and output (loads, arithmetic and stores together).
 // A task's GEMMs read each panel's packed weights of each element from the L3 (DRAM when
 // `weights_from_dram`) in the conv's first tile block, from where host_reread_gbs says in later
-// ones; what the first tile's FMAs do not cover is waited for. Zero unless t.host_conv.enabled.
+// ones, the threads sharing the bandwidth only when they read different panel groups; what the
+// first tile's FMAs do not cover is waited for. Zero unless t.host_conv.enabled.
 HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const target::Target& t, double step_cycles,
                                 bool weights_from_dram);
 

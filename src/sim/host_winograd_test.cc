@@ -70,5 +70,27 @@ TEST(HostWinograd, SlowWeightsWait) {
   EXPECT_GT(w.busy, host_winograd_time(conv3x3(1, 64, 48), 4, host(0), 1.0, false).busy);
 }
 
+// With one panel group every task reads all the weights in the same order, so the threads share
+// one stream: each (block, element) waits panel_bytes / (full bandwidth) less the first tile's FMAs.
+// Split into groups (few blocks), the threads read different panels and split the bandwidth.
+TEST(HostWinograd, ThreadsShareTheWeightStreamOfOneGroup) {
+  target::Target t = host(0);
+  t.host_conv.l3_gbs = t.host_conv.l2_gbs = t.host_conv.dram_gbs = 1;  // 1 GB/s
+  t.host_conv.reread_gbs = {};
+  t.host_conv.l2_bytes_per_core = 0;
+  const kernels::ConvParams many = conv3x3(16, 64, 48);  // 2304 tiles: many blocks, one group
+  const kernels::winograd::Grid g = kernels::winograd::grid(many, 4, 36, 6, 64, 2, {0, 512 * 1024});
+  ASSERT_EQ(g.groups, 1);
+  ASSERT_GE(g.blocks, 4);
+  const double panel_bytes = 64.0 * 64 * 4, first_tile = 64;  // a full 6-row tile: ic K steps of 1 cycle
+  const double wait = panel_bytes / 1.0 * t.clock_ghz - first_tile;  // bytes / (GB/s) = ns, x GHz = cycles
+  EXPECT_DOUBLE_EQ(host_winograd_time(many, 4, t, 1.0, false).weight_wait, double(g.blocks) * 36 * wait);
+  const kernels::ConvParams few = conv3x3(1, 128, 8);  // 4 tiles: one block, two groups of one panel
+  const kernels::winograd::Grid f = kernels::winograd::grid(few, 4, 36, 6, 64, 2, {0, 512 * 1024});
+  ASSERT_EQ(f.groups, 2);
+  const double few_wait = 128.0 * 64 * 4 / 0.5 * t.clock_ghz - 4.0 / 6 * 128;  // half the bandwidth; a 4-row tile
+  EXPECT_DOUBLE_EQ(host_winograd_time(few, 4, t, 1.0, false).weight_wait, 2 * 36 * few_wait);
+}
+
 }  // namespace
 }  // namespace systolic::sim
