@@ -131,7 +131,8 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   const kernels::igemm::Blocking avx2 = kernels::igemm::kBlockingAvx2;
   const HostConvBlocking b = host_conv_blocking(
       p, h.mr, h.nr, threads,
-      {h.l1_weights_bytes > 0 ? h.l1_weights_bytes : avx2.l1_weights, h.l2_input_bytes > 0 ? h.l2_input_bytes : avx2.l2_input});
+      {h.l1_weights_bytes > 0 ? h.l1_weights_bytes : avx2.l1_weights, h.l2_input_bytes > 0 ? h.l2_input_bytes : avx2.l2_input,
+       h.all_panels_bytes});
   const double setup = b.direct || b.pack ? 0 : b.ntaps * host_setup_exposure(b.tap_len) * h.setup_cycles;
   const double gather = b.pack ? b.ntaps * h.gather_cycles : 0;
   const double panel_bytes = double(b.k) * h.nr * 4;

@@ -265,6 +265,26 @@ TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
   EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0 - 1024) + 128 * (65536 / 20.0 - 1024 * 4.0 / 6), 1e-6);
 }
 
+// The measured host carries the kernel's budgets, all-panels rule included: layer1.0.conv3 on
+// AVX-512's 6x64 runs 8 tasks of 392 rows x all 4 panels (see SmallWeightsTakeAllPanelsOnAvx512),
+// so every task fetches 4 panels' weights; without the rule, 2 blocks x 4 tasks of one panel each.
+// With slow weights that is 4x the panel fetches, each waited for.
+TEST(HostConvSim, TimeReplaysTheAllPanelsRule) {
+  target::Target t = host(2);
+  t.host_conv.nr = 64;
+  t.host_conv.l2_gbs = t.host_conv.l3_gbs = t.host_conv.dram_gbs = 0.1;
+  t.host_conv.l1_weights_bytes = kernels::igemm::kBlockingAvx512.l1_weights;
+  t.host_conv.l2_input_bytes = kernels::igemm::kBlockingAvx512.l2_input;
+  t.host_conv.all_panels_bytes = kernels::igemm::kBlockingAvx512.all_panels_weights;
+  const HostConvTime all = host_conv_time(conv(56, 64, 256, 1, 1, 0), t, 1, true);
+  t.host_conv.all_panels_bytes = 0;
+  const HostConvTime split = host_conv_time(conv(56, 64, 256, 1, 1, 0), t, 1, true);
+  EXPECT_EQ(all.tasks, 8);
+  EXPECT_EQ(split.tasks, 8);
+  EXPECT_GT(split.weight_wait, 0);
+  EXPECT_NEAR(all.weight_wait / split.weight_wait, 4.0, 0.2);
+}
+
 // A 1x1 stride-1 conv reads its rows in place: no setup, no gather.
 TEST(HostConvSim, DirectOneByOneHasNoTapSetup) {
   const HostConvBlocking b = host_conv_blocking(conv(56, 64, 256, 1, 1, 0), 6, 16, 1);

@@ -194,6 +194,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.l3_bytes = static_cast<int64_t>(cpu.l3_bytes);
     t.host_conv.l1_weights_bytes = m.l1_weights_bytes;
     t.host_conv.l2_input_bytes = m.l2_input_bytes;
+    t.host_conv.all_panels_bytes = m.all_panels_bytes;
   }
   if (m.fp32_peak_gflops > 0 && m.dram_gbs > 0)
     t.source = "measured on this machine: fp32 peak, memcpy bandwidth, conv calibration, pool dispatch";

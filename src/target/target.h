@@ -60,6 +60,7 @@ struct HostConvModel {
   int64_t l2_bytes_per_core = 0, l3_bytes = 0;
   // The kernel's cache budgets (kernels/conv/igemm_blocking.h; 0: the AVX2 kernel's).
   int64_t l1_weights_bytes = 0, l2_input_bytes = 0;
+  int64_t all_panels_bytes = 0;  // igemm::Blocking::all_panels_weights (0: never)
 };
 
 struct Target {
@@ -122,6 +123,7 @@ struct HostMeasurements {
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
   std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs
   int64_t l1_weights_bytes = 0, l2_input_bytes = 0;  // HostConvModel's (0: its defaults)
+  int64_t all_panels_bytes = 0;                      // HostConvModel's
 };
 // The host as the CPU runtime runs it: fp32 on the FMA units (also with AMX), the conv
 // microkernel's MR x NR register tile as the array, rates and bandwidth from `m`.

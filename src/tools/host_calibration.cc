@@ -302,6 +302,7 @@ target::HostMeasurements measure_host_rates(const plan::Program& p, int threads,
     const kernels::igemm::Blocking bl = kernels::igemm::blocking_of(*conv_kernel);
     m.l1_weights_bytes = bl.l1_weights;
     m.l2_input_bytes = bl.l2_input;
+    m.all_panels_bytes = bl.all_panels_weights;
     const CpuFeatures& cpu = host_cpu();
     const std::size_t t = static_cast<std::size_t>(std::max(1, threads));
     // L2: a quarter of one core's L2 per thread; L3: a quarter of the L3 over all threads (past
