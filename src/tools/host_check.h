@@ -59,7 +59,7 @@ std::string calib_winograd_kernel();
 struct CalibrationTimes {
   double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
   double winograd = -1;  // the wide shape on winograd_kernel
-  std::string winograd_kernel;
+  std::string winograd_kernel{};
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);
