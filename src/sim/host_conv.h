@@ -17,7 +17,7 @@ namespace systolic::sim {
 struct HostConvBlocking {
   bool direct = false;  // 1x1, stride 1, no pad: rows read in place, no per-tap setup
   bool merge = false;   // kw*icg <= 64 contiguous floats: one tap per kernel row
-  bool pack = false;    // merged with K <= 512: rows gathered once per tile, shared by all panels
+  bool pack = false;    // merged, K <= 512, several panels (or uint8): rows gathered once per tile
   int ntaps = 1;        // taps per tile (kh when merged, kh*kw otherwise)
   int64_t tap_len = 1;  // floats per tap (kw*icg when merged, icg otherwise)
   int64_t m = 0, k = 0;           // GEMM rows (pixels) and reduction per group

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "base/cpu.h"
 #include "base/aligned_vector.h"
+#include "base/cpu.h"
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 

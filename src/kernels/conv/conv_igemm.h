@@ -210,7 +210,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
   const long M = long(p.n) * p.oh * p.ow;
   const long K = long(x.taps) * x.icg;
   const int panels = p.groups * x.panels_g;
-  x.pack = packs_tiles(p) && packs_over(panels, p.src_u8);  // = merge with a short K
+  x.pack = packs_tiles(p) && packs_over(panels, p.src_u8);  // merged short K, several panels
   std::memset(a.workspace, 0, std::size_t(x.icg) * p.kw * sizeof(float));
   const TaskGrid tg = task_grid(M, K, x.icg, panels, MR, NR, long(pthreadpool_get_threads_count(pool)), x.pack, bl);
   const long mc = tg.mc, mblocks = tg.mblocks, pb = tg.pb;
