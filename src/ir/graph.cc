@@ -80,25 +80,24 @@ int Graph::add_tensor(Tensor t) {
   return static_cast<int>(tensors.size()) - 1;
 }
 
-int Graph::add_const(const std::string& name, DType dtype, Shape shape,
-                     std::vector<uint8_t> bytes) {
+int Graph::add_const(const std::string& name, DType dtype, Shape shape, AlignedBytes bytes) {
   Tensor t;
   t.name = name;
   t.dtype = dtype;
   t.shape = std::move(shape);
   t.shape_known = true;
-  t.data = std::make_shared<AlignedBytes>(bytes.begin(), bytes.end());
+  t.data = std::make_shared<AlignedBytes>(std::move(bytes));
   return add_tensor(std::move(t));
 }
 
 int Graph::add_const_f32(const std::string& name, Shape shape, const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 4);
+  AlignedBytes b(v.size() * 4);
   if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
   return add_const(name, DType::f32, std::move(shape), std::move(b));
 }
 
 int Graph::add_const_i64(const std::string& name, Shape shape, const std::vector<int64_t>& v) {
-  std::vector<uint8_t> b(v.size() * 8);
+  AlignedBytes b(v.size() * 8);
   if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
   return add_const(name, DType::i64, std::move(shape), std::move(b));
 }

@@ -83,7 +83,7 @@ struct Graph {
   int64_t arena_bytes = -1;  // set by memory planning
 
   int add_tensor(Tensor t);
-  int add_const(const std::string& name, DType dtype, Shape shape, std::vector<uint8_t> bytes);
+  int add_const(const std::string& name, DType dtype, Shape shape, AlignedBytes bytes);
   int add_const_f32(const std::string& name, Shape shape, const std::vector<float>& v);
   int add_const_i64(const std::string& name, Shape shape, const std::vector<int64_t>& v);
   Tensor& t(int id) { return tensors[id]; }
