@@ -142,6 +142,7 @@ void transform_input(const Ctx& x, long t0, int nt, float* v) {
   const ConvParams& p = x.p;
   const long per_img = long(x.tiles_y) * x.tiles_x;
   const long estride = x.tb * x.icp;  // between elements
+  const float* src = x.a.src;
   alignas(64) float tmp[kIn][kIn][W];  // d B
   for (int t = 0; t < nt; ++t) {
     const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
@@ -150,24 +151,26 @@ void transform_input(const Ctx& x, long t0, int nt, float* v) {
     const int i0 = std::max(0, -iy0), i1 = std::min(kIn, p.ih - iy0);
     const int j0 = std::max(0, -ix0), j1 = std::min(kIn, p.iw - ix0);
     const bool inside = j0 == 0 && j1 == kIn;
-    const float* base = x.a.src + (img * p.ih * p.iw + long(iy0) * p.iw + ix0) * x.ss;
+    // The patch's first pixel as an offset: it may lie outside the image, so no pointer is
+    // formed from it but for pixels inside.
+    const long base = (img * p.ih * p.iw + long(iy0) * p.iw + ix0) * x.ss;
     float* vt = v + long(t) * x.icp;
     for (int c = 0; c < p.ic; c += W) {
       const int n = std::min(W, p.ic - c);
 #pragma GCC unroll 8
       for (int i = 0; i < kIn; ++i) {
         V row[kIn], r[kIn];
-        const float* s = base + long(i) * p.iw * x.ss + c;
+        const long s = base + long(i) * p.iw * x.ss + c;
         if (i < i0 || i >= i1) {
 #pragma GCC unroll 8
           for (int j = 0; j < kIn; ++j) row[j] = T::zero();
         } else if (inside && n == W) {
 #pragma GCC unroll 8
-          for (int j = 0; j < kIn; ++j) row[j] = T::load(s + j * x.ss);
+          for (int j = 0; j < kIn; ++j) row[j] = T::load(src + (s + j * x.ss));
         } else {
 #pragma GCC unroll 8
           for (int j = 0; j < kIn; ++j)
-            row[j] = j < j0 || j >= j1 ? T::zero() : n == W ? T::load(s + j * x.ss) : T::load_n(s + j * x.ss, n);
+            row[j] = j < j0 || j >= j1 ? T::zero() : n == W ? T::load(src + (s + j * x.ss)) : T::load_n(src + (s + j * x.ss), n);
         }
         F::template input_1d<T>(row, r);
 #pragma GCC unroll 8
