@@ -108,11 +108,16 @@ kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
 kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }
 
-std::string calib_winograd_kernel() {
+std::string calib_winograd_kernel(const std::string& conv_kernel) {
+  const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
   std::size_t n;
   const kernels::ConvKernel* all = kernels::conv_kernels(&n);
-  for (std::size_t i = 0; i < n; ++i)
-    if (sim::winograd_tile_of(all[i].name) > 0 && all[i].accepts(calib_wide(), host_cpu(), nullptr)) return all[i].name;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string name = all[i].name;
+    if (sim::winograd_tile_of(name) > 0 && name.substr(name.rfind('_') + 1) == isa &&
+        all[i].accepts(calib_wide(), host_cpu(), nullptr))
+      return name;
+  }
   return "";
 }
 

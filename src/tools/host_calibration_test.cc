@@ -116,6 +116,22 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_FALSE(solve_calibration_rounds(m, 0.05, CalibrationRounds{}).ok);
 }
 
+// The Winograd calibration conv runs on the plan's instruction set, not the best the CPU has.
+TEST(HostCalibration, WinogradCalibrationKernelFollowsThePlansIsa) {
+  const CpuFeatures& cpu = host_cpu();
+  auto winograd_on = [](const std::string& k, const std::string& isa) {
+    return sim::winograd_tile_of(k) > 0 && k.size() > isa.size() && k.substr(k.size() - isa.size()) == isa;
+  };
+  if (cpu.has_avx2_fma()) {
+    EXPECT_TRUE(winograd_on(calib_winograd_kernel("conv_f32_igemm_6x16_avx2"), "_avx2"));
+  }
+  if (cpu.has_avx512()) {
+    EXPECT_TRUE(winograd_on(calib_winograd_kernel("conv_f32_igemm_6x64_avx512"), "_avx512"));
+  }
+  EXPECT_EQ(calib_winograd_kernel("conv_f32_ref"), "");
+  EXPECT_EQ(calib_winograd_kernel(""), "");
+}
+
 TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   const sim::HostConvBlocking w = sim::host_conv_blocking(calib_wide(), 6, 16, 1);
   const sim::HostConvBlocking n = sim::host_conv_blocking(calib_narrow(), 6, 16, 1);

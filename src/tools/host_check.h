@@ -53,8 +53,10 @@ kernels::ConvParams calib_stem();
 kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
-// The first Winograd kernel of conv.inc that takes calib_wide() on this CPU ("" when none).
-std::string calib_winograd_kernel();
+// The first Winograd kernel of conv.inc that takes calib_wide() on this CPU, for the instruction
+// set of `conv_kernel` (its name's last part, e.g. "avx2"): a plan's direct and Winograd convs
+// run on the same ISA ("" when none).
+std::string calib_winograd_kernel(const std::string& conv_kernel);
 // Seconds per call of each calibration conv (<= 0: not measured).
 struct CalibrationTimes {
   double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;

@@ -72,7 +72,7 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
   // The Winograd kernels' transforms, when the plan's ISA has one for the wide shape.
-  rounds_.winograd_kernel = calib_winograd_kernel();
+  rounds_.winograd_kernel = calib_winograd_kernel(kernel);
   convs_.push_back(std::make_unique<Conv>(kernels::conv_find(rounds_.winograd_kernel), calib_wide()));
   for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
