@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "runtime/session.h"
+#include "sim/host_winograd.h"
 #include "tools/bandwidth.h"
 #include "tools/commands.h"
 #include "tools/peak.h"
@@ -72,7 +73,7 @@ void register_profile(CLI::App& app) {
       points.push_back({l.name + " (" + l.op + ", " + l.kernel + ")", ai, gf});
     }
     bool winograd = false;
-    for (const auto& l : layers) winograd = winograd || l.kernel.find("winograd") != std::string::npos;
+    for (const auto& l : layers) winograd = winograd || sim::winograd_tile_of(l.kernel) > 0;
     if (winograd)
       std::printf("(FLOPs are direct convolution's: Winograd layers show their effective rate, which can pass the peak)\n");
     if (!svg->empty()) {

@@ -26,8 +26,8 @@ struct Blocking {
   long l2_input;
   // A task takes every panel, splitting only M, when all the weights are at most this (0: never):
   // short-K convs that write many channels then write whole pixel rows in one pass instead of
-  // one panel's stripe per pass (1x1 64 -> 256 and 128 -> 512 with their residual, batch 1,
-  // cold caches: 6-15% faster on AVX-512).
+  // one panel's stripe per pass (layer2's 1x1 128 -> 512 convs with their residual 10-15% faster
+  // inside ResNet-50 at batch 1 on AVX-512; docs/benchmarks.md).
   long all_panels_weights = 0;
 };
 // AVX-512 Xeons: 48 KiB L1d, 1-2 MiB L2 per core (on a 2 MiB part 512 KiB of input rows per M
