@@ -223,14 +223,15 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
   auto task = [&](std::size_t mb, std::size_t p0, std::size_t pc) {
     const long m0 = long(mb) * mc, m1 = std::min(M, m0 + mc), len = m1 - m0;
     const long nt = ceil_div(len, MR);  // tiles of equal size (+-1 row)
-    auto one = [&](std::size_t pp, long t, const KBlock& kb, bool accumulate, bool partial) {
+    auto one = [&](std::size_t pp, long t, const KBlock& kb, bool accumulate, bool partial,
+                   const char* pf = nullptr, const char* pf_end = nullptr) {
       const long m = m0 + t * len / nt, rows = m0 + (t + 1) * len / nt - m;
       const int g = int(pp) / x.panels_g, n0 = (int(pp) % x.panels_g) * NR;
       const long ch = long(g) * x.ocg + n0;
       const TileOut o{a.dst + m * x.ds + ch, x.ds,
                 a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
                 a.bias ? a.bias + ch : nullptr, std::min(NR, x.ocg - n0), a.epilogue,
-                accumulate, partial};
+                accumulate, partial, pf, pf_end};
       tile_rows<T, MR, NV>(int(rows), x, m, g, a.weights + pp * K * NR, o, kb);
     };
     if (x.pack) {  // gather the tile's rows once, then run them like a 1x1 conv per panel
@@ -259,11 +260,8 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
           const char* nw = reinterpret_cast<const char*>(
               a.weights + (b + 1 < ks.blocks ? pp : pp + 1) * K * NR + (long(nb.t0) * x.tap_len + nb.c0) * NR);
           const long nbytes = more ? long(nb.nt) * nb.kc * NR * 4 : 0;
-          for (long t = 0; t < nt; ++t) {
-            for (long off = nbytes * t / nt / 64 * 64; off < nbytes * (t + 1) / nt; off += 64)
-              __builtin_prefetch(nw + off, 0, 2);
-            one(pp, t, kb, b > 0, b + 1 < ks.blocks);
-          }
+          for (long t = 0; t < nt; ++t)
+            one(pp, t, kb, b > 0, b + 1 < ks.blocks, nw + nbytes * t / nt / 64 * 64, nw + nbytes * (t + 1) / nt);
         }
     } else if (pixel_outer) {  // the MR input rows stay in L1 while the (L2-resident) panels sweep
       for (long t = 0; t < nt; ++t)

@@ -27,6 +27,11 @@ struct TileOut {
   // K-blocked runs: `accumulate` starts from the partial sums in dst instead of zero; `partial`
   // stores the raw sums (no bias, residual or activation) because more K blocks follow.
   bool accumulate = false, partial = false;
+  // Lines [pf, pf_end) to fetch into L2 during the K loop, one per k step (the next K block's
+  // weights). Issued all at once before the tile, the same fetches left ResNet-50's layer4 at
+  // batch 1 15% slower (docs/benchmarks.md).
+  const char* pf = nullptr;
+  const char* pf_end = nullptr;
 };
 
 inline bool act_vectorized(Act a) {
@@ -144,12 +149,15 @@ SYSTOLIC_INLINE void igemm_tile(int taps, int kc, const float* w, Rows&& rows, c
       for (int j = 0; j < NV; ++j) acc[u][i][j] = T::zero();
   if (o.accumulate) load_tile<T, MR, NV>(acc[0], o);
   prefetch_out<T, MR, NV>(o);
+  const char* pf = o.pf;
+  const char* const pf_end = o.pf_end;
   for (int t = 0; t < taps; ++t) {
     const float* p[MR];
     rows(t, p);
     int c = 0;
     if constexpr (KU > 1) {
       for (; c + KU <= kc; c += KU) {
+        if (pf < pf_end) __builtin_prefetch(pf, 0, 2), pf += 64;
 #pragma GCC unroll 4
         for (int u = 0; u < KU; ++u) {
           V b[NV];
@@ -166,6 +174,7 @@ SYSTOLIC_INLINE void igemm_tile(int taps, int kc, const float* w, Rows&& rows, c
       }
     }
     for (; c < kc; ++c) {
+      if (pf < pf_end) __builtin_prefetch(pf, 0, 2), pf += 64;
       V b[NV];
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) b[j] = T::load(w + j * W);
