@@ -279,8 +279,17 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
         const float* w = a.weights + (long(e) * x.panels + pn) * p.ic * NR;
         const float* ve = v + long(e) * x.tb * x.icp;
         float* me = m + long(e) * x.tb * NR;
+        // The next element's (or panel's) weights, fetched into L2 a slice per tile while this
+        // one's run: without it each element's first tile waited for memory (8-26% of a
+        // Winograd layer in ResNet-50, docs/benchmarks.md).
+        const bool more = e + 1 < kElems || pn + 1 < pn1;
+        const char* nw = reinterpret_cast<const char*>(
+            a.weights + (e + 1 < kElems ? long(e + 1) * x.panels + pn : pn + 1) * p.ic * NR);
+        const long nbytes = more ? long(p.ic) * NR * 4 : 0, calls = igemm::ceil_div(nt, MR);
         for (int t = 0; t < nt; t += MR) {
-          const TileOut o{me + long(t) * NR, NR, nullptr, 0, nullptr, NR, Epilogue{}};
+          const long c = t / MR;
+          const TileOut o{me + long(t) * NR, NR, nullptr, 0, nullptr, NR, Epilogue{}, false, false,
+                          nw + nbytes * c / calls / 64 * 64, nw + nbytes * (c + 1) / calls};
           gemm_rows<T, MR, NV>(std::min(MR, nt - t), p.ic, w, ve + long(t) * x.icp, x.icp, o);
         }
       }
