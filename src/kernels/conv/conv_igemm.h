@@ -254,8 +254,10 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
         for (int b = 0; b < ks.blocks; ++b) {
           const KBlock kb = k_block(ks, x, b);
           // The next block's weights, fetched into L2 a slice per tile: without it the first
-          // tile of each block waits for memory.
-          const bool more = b + 1 < ks.blocks || pp + 1 < p0 + pc;
+          // tile of each block waits for memory. After a task's last block, the next panel's
+          // first: a thread's next task is usually the next panel group (pthreadpool runs each
+          // thread's range in order).
+          const bool more = b + 1 < ks.blocks || pp + 1 < std::size_t(panels);
           const KBlock nb = k_block(ks, x, b + 1 < ks.blocks ? b + 1 : 0);
           const char* nw = reinterpret_cast<const char*>(
               a.weights + (b + 1 < ks.blocks ? pp : pp + 1) * K * NR + (long(nb.t0) * x.tap_len + nb.c0) * NR);
@@ -267,8 +269,13 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const Block
       for (long t = 0; t < nt; ++t)
         for (std::size_t pp = p0; pp < p0 + pc; ++pp) one(pp, t, whole, false, false);
     } else {  // one panel stays in L1/L2 while the pixels stream past it
-      for (std::size_t pp = p0; pp < p0 + pc; ++pp)
-        for (long t = 0; t < nt; ++t) one(pp, t, whole, false, false);
+      for (std::size_t pp = p0; pp < p0 + pc; ++pp) {  // and the next panel comes into L2
+        const bool more = pp + 1 < std::size_t(panels);
+        const char* nw = reinterpret_cast<const char*>(a.weights + (pp + 1) * K * NR);
+        const long nbytes = more ? K * NR * 4 : 0;
+        for (long t = 0; t < nt; ++t)
+          one(pp, t, whole, false, false, nw + nbytes * t / nt / 64 * 64, nw + nbytes * (t + 1) / nt);
+      }
     }
   };
   pthreadpool_parallelize_2d_tile_1d(pool, task, std::size_t(mblocks), std::size_t(panels),
