@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/temp_dir.h"
+
 namespace systolic::testing {
 
 struct CliResult {
@@ -19,12 +21,8 @@ struct CliResult {
   std::string out, err;
 };
 
-// A directory for this test binary's files, `tag` naming the test file.
-inline std::string cli_dir(const std::string& tag) {
-  const std::string p = ::testing::TempDir() + "systolic_" + tag + "_" + std::to_string(getpid());
-  mkdir(p.c_str(), 0755);
-  return p;
-}
+// A directory for this test process's files, `tag` naming the test file (removed at exit).
+inline std::string cli_dir(const std::string& tag) { return scratch_dir(tag); }
 
 inline std::string slurp(const std::string& path) {
   std::ifstream f(path);

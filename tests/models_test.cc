@@ -9,17 +9,14 @@
 
 #include "frontend/onnx/import.h"
 #include "tests/graph_builder.h"
+#include "tests/temp_dir.h"
 #include "tools/tensor_io.h"
 #include "tools/zoo/zoo.h"
 
 namespace systolic::testing {
 namespace {
 
-std::string temp_dir() {
-  std::string d = ::testing::TempDir() + "systolic_models_" + std::to_string(getpid());
-  mkdir(d.c_str(), 0755);
-  return d;
-}
+std::string temp_dir() { return scratch_dir("models"); }
 
 std::string write_zoo(const std::string& name, const std::string& dir) {
   onnx::ModelProto m;

@@ -11,17 +11,13 @@
 
 #include "runtime/session.h"
 #include "tools/random_inputs.h"
+#include "tests/temp_dir.h"
 #include "tools/zoo/zoo.h"
 
 namespace systolic::tools {
 namespace {
 
-std::string temp_dir(const std::string& name) {
-  const std::string d = ::testing::TempDir() + "systolic_cache_" + name + "_" + std::to_string(getpid());
-  std::system(("rm -rf " + d).c_str());
-  mkdir(d.c_str(), 0755);
-  return d;
-}
+std::string temp_dir(const std::string& name) { return systolic::testing::scratch_dir("cache_" + name); }
 
 std::string write_model(const std::string& dir) {
   onnx::ModelProto m;
