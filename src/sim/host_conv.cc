@@ -155,6 +155,12 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     int64_t& f = first_pos[static_cast<std::size_t>(j % groups)];
     f = std::min(f, position(j));
   }
+  // On the K-split and panel-outer paths a task streams its panels' weights through L1 once, the
+  // kernel fetching each K block (or panel) into L2 while the one before it runs (conv_igemm.h).
+  // Measured, that stream is not hidden behind the FMAs: ResNet-50's layer4 at batch 1 (weights
+  // from the L3, 9 tiles a K block) takes its FMAs plus its whole transfer, to within a few %. On
+  // the other paths a task's panels stay in L2 and only the first tile's FMAs overlap their fetch.
+  const bool streamed = !b.pack && (b.kblocks > 1 || !b.pixel_outer);
   std::vector<double> costs;
   costs.reserve(static_cast<std::size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
@@ -167,15 +173,24 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     const double first_tile = host_tile_share(host_tile_rows(len, nt, 0), h.mr) * kstep + setup;
     const double gbs = position(j) == first_pos[static_cast<std::size_t>(g)] ? first_gbs : again_gbs;
     const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
-    const double wait = np * std::max(0.0, transfer - first_tile);
     const double restarts = b.strided_rows ? double(nt) * np * p.kh : 0;
-    const double c = np * (tiles * kstep + nt * (setup + h.call_cycles * b.kblocks)) + nt * gather + restarts * h.restart_cycles + wait;
+    const double calls = h.call_cycles + (b.kblocks - 1) * h.partial_call_cycles;  // per tile x panel
+    const double panel = tiles * kstep + nt * (setup + calls);  // one panel's compute
+    const double wait = np * (streamed ? transfer : std::max(0.0, transfer - first_tile));
+    const double c = np * panel + nt * gather + restarts * h.restart_cycles + wait;
     out.weight_wait += wait;
     out.busy += c;
     costs.push_back(c);
   }
   out.tasks = n;
   out.cycles = pool_makespan(costs, threads);
+  // The input activations, read once from where their size puts them (one core's L2, else the
+  // measured re-read of a buffer that size), on top of the FMAs like the weights: ResNet-50's
+  // 1x1 convs over 25-51 MB inputs at batch 16 ran that much longer than their FMAs and weights.
+  const double in_bytes = double(p.n) * p.ih * p.iw * p.ic * (p.src_u8 ? 1 : 4);
+  const double in_gbs = host_reread_gbs(in_bytes, t);
+  out.input_stream = in_gbs > 0 ? in_bytes / in_gbs * t.clock_ghz : 0;
+  out.cycles += out.input_stream;
   return out;
 }
 

@@ -76,17 +76,21 @@ struct HostConvTime {
   double cycles = 0;        // elapsed: the busiest thread's tasks
   double busy = 0;          // all threads' cycles together
   double weight_wait = 0;   // of busy: waiting for weights on their first touch in a task
+  double input_stream = 0;  // of cycles (not busy): reading the input activations once
   int64_t tasks = 0;
 };
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
-// host_tile_share(rows), plus a fixed cost per call (tile x panel x K block), the tile's row setups or
-// gathers, and with strided rows a restart per tile x panel x kernel row. A task's first tile reads each of
-// its panels' weights (K x NR floats) from where they are: DRAM when `weights_from_dram` (the
-// plan's weights outgrow the L3) or L3 on their first pass in this conv, else (a later pass over
-// the same panels) host_reread_gbs; the threads share that level's bandwidth, and the transfer
-// overlaps the first tile's FMAs (whichever is longer counts). The tasks then go through
-// pool_makespan. Zero unless t.host_conv.enabled.
+// host_tile_share(rows), plus a fixed cost per call (tile x panel; a K split's calls before the
+// last cost partial_call_cycles), the tile's row setups or gathers, and with strided rows a
+// restart per tile x panel x kernel row. A task reads each of its panels' weights (K x NR floats)
+// from where they are: DRAM when `weights_from_dram` (the plan's weights outgrow the L3) or L3 on
+// their first pass in this conv, else (a later pass over the same panels) host_reread_gbs; the
+// threads share that level's bandwidth. Streamed through L1 (K-split and panel-outer paths) the
+// whole transfer adds to the FMAs; kept in L2 (pixel-outer, packed) it overlaps the first tile's
+// FMAs (whichever is longer counts). The tasks then go through pool_makespan, and reading the
+// input once (host_reread_gbs of its size, all threads) adds to that. Zero unless
+// t.host_conv.enabled.
 HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
                             bool weights_from_dram);
 

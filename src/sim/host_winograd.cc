@@ -44,8 +44,12 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
     for (int gi = 0; gi < g.groups; ++gi) {
       const int pn0 = int(long(gi) * g.panels / g.groups), pn1 = int(long(gi + 1) * g.panels / g.groups);
       const int channels = std::min(p.oc, pn1 * nr) - pn0 * nr;
-      const double gemm = double(pn1 - pn0) * elems * (share * kstep + calls * h.call_cycles);
-      const double wait = double(pn1 - pn0) * elems * std::max(0.0, transfer - first_tile);
+      const double chunk = share * kstep + calls * h.call_cycles;  // one element of one panel
+      const double gemm = double(pn1 - pn0) * elems * chunk;
+      // The kernel fetches the next element's (or panel's) weights while it runs the current
+      // one (conv_winograd.h): only the task's first waits beyond its first tile.
+      const double wait = std::max(0.0, transfer - first_tile) +
+                          (double(pn1 - pn0) * elems - 1) * std::max(0.0, transfer - chunk);
       const double transforms = double(nt) * elems * (p.ic + channels) * h.wino_float_cycles;
       out.weight_wait += wait;
       out.busy += gemm + wait + transforms;

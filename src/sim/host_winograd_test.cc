@@ -71,8 +71,10 @@ TEST(HostWinograd, SlowWeightsWait) {
 }
 
 // With one panel group every task reads all the weights in the same order, so the threads share
-// one stream: each (block, element) waits panel_bytes / (full bandwidth) less the first tile's FMAs.
-// Split into groups (few blocks), the threads read different panels and split the bandwidth.
+// one stream. A task's first element waits panel_bytes / (full bandwidth) less its first tile's
+// FMAs; each later one was fetched while the element before it ran, and waits the transfer less
+// that element's GEMM. Split into groups (few blocks), the threads read different panels and
+// split the bandwidth.
 TEST(HostWinograd, ThreadsShareTheWeightStreamOfOneGroup) {
   target::Target t = host(0);
   t.host_conv.l3_gbs = t.host_conv.l2_gbs = t.host_conv.dram_gbs = 1;  // 1 GB/s
@@ -82,13 +84,18 @@ TEST(HostWinograd, ThreadsShareTheWeightStreamOfOneGroup) {
   const kernels::winograd::Grid g = kernels::winograd::grid(many, 4, 36, 6, 64, 2, {0, 512 * 1024});
   ASSERT_EQ(g.groups, 1);
   ASSERT_GE(g.blocks, 4);
+  ASSERT_EQ(g.tb, 108);  // 21 blocks of 108 tiles (18 GEMM calls), the last of 36 (6 calls)
+  ASSERT_EQ(g.blocks, 22);
   const double panel_bytes = 64.0 * 64 * 4, first_tile = 64;  // a full 6-row tile: ic K steps of 1 cycle
-  const double wait = panel_bytes / 1.0 * t.clock_ghz - first_tile;  // bytes / (GB/s) = ns, x GHz = cycles
-  EXPECT_DOUBLE_EQ(host_winograd_time(many, 4, t, 1.0, false).weight_wait, double(g.blocks) * 36 * wait);
+  const double transfer = panel_bytes / 1.0 * t.clock_ghz;   // bytes / (GB/s) = ns, x GHz = cycles
+  const double full = (transfer - first_tile) + 35 * (transfer - 18 * 64.0);
+  const double last = (transfer - first_tile) + 35 * (transfer - 6 * 64.0);
+  EXPECT_DOUBLE_EQ(host_winograd_time(many, 4, t, 1.0, false).weight_wait, 21 * full + last);
   const kernels::ConvParams few = conv3x3(1, 128, 8);  // 4 tiles: one block, two groups of one panel
   const kernels::winograd::Grid f = kernels::winograd::grid(few, 4, 36, 6, 64, 2, {0, 512 * 1024});
   ASSERT_EQ(f.groups, 2);
-  const double few_wait = 128.0 * 64 * 4 / 0.5 * t.clock_ghz - 4.0 / 6 * 128;  // half the bandwidth; a 4-row tile
+  // Half the bandwidth; one 4-row tile, the first and only call of every element.
+  const double few_wait = 128.0 * 64 * 4 / 0.5 * t.clock_ghz - 4.0 / 6 * 128;
   EXPECT_DOUBLE_EQ(host_winograd_time(few, 4, t, 1.0, false).weight_wait, 2 * 36 * few_wait);
 }
 

@@ -49,6 +49,9 @@ struct HostConvModel {
   // Per tile x panel call of the microkernel, core-cycles: its store, epilogue and loop setup,
   // beyond what the calibrated K-step rate holds (which amortises them over a 1152-step call).
   double call_cycles = 0;
+  // Per tile x panel call of a K-split conv's blocks before the last, core-cycles: they store
+  // raw partial sums that stay in cache (no epilogue, no trip to memory).
+  double partial_call_cycles = 0;
   // Winograd kernels (sim/host_winograd.h): per float of a tile's transformed input or output,
   // core-cycles.
   double wino_float_cycles = 0;
@@ -118,6 +121,7 @@ struct HostMeasurements {
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
   double restart_cycles = -1;      // per strided row restart (HostConvModel), core-cycles
   double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
+  double partial_call_cycles = -1; // the same for a K-split conv's partial calls (< 0: call_cycles)
   double wino_float_cycles = -1;   // per transformed float (HostConvModel), core-cycles
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3

@@ -107,6 +107,9 @@ kernels::ConvParams calib_stem() { return calib_shape(3, 128, 128, 7, 2); }
 kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
 kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }
+// K = 768: six K blocks of partial sums per tile x panel on AVX-512's 64-wide panels, three on
+// AVX2's 16-wide ones.
+kernels::ConvParams calib_deep() { return calib_shape(768, 192, 16, 1, 1); }
 
 std::string calib_winograd_kernel(const std::string& conv_kernel) {
   const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
@@ -155,7 +158,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   // The model's elapsed cycles for a calibration conv with per-event costs `e` (its weights stay
   // in the caches between its runs).
   struct Events {
-    double setup = 0, gather = 0, restart = 0, call = 0;
+    double setup = 0, gather = 0, restart = 0, call = 0, partial = -1;  // partial < 0: call's
   };
   auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
     target::Target x = t;
@@ -163,6 +166,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     x.host_conv.gather_cycles = e.gather;
     x.host_conv.restart_cycles = e.restart;
     x.host_conv.call_cycles = e.call;
+    x.host_conv.partial_call_cycles = e.partial >= 0 ? e.partial : e.call;
     return sim::host_conv_time(p, x, step, false).cycles;
   };
   // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
@@ -195,6 +199,11 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
         [&](double v) { return model(calib_strided(), x, Events{e.setup, e.gather, v, e.call}) - twin; },
         elapsed(s.strided) - elapsed(s.strided_twin), 0, 2000);
   }
+  // The partial call: what the deep-K 1x1's calls before its last K block cost, with all the above.
+  if (s.deep > 0)
+    c.partial_call_cycles = solve_increasing(
+        [&](double v) { return model(calib_deep(), x, Events{e.setup, e.gather, e.restart, e.call, v}); },
+        elapsed(s.deep), 0, 4000);
   // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and call cost
   // just found.
   const int wtile = sim::winograd_tile_of(s.winograd_kernel);
@@ -328,6 +337,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->gather_cycles = c.gather_cycles;
     m->restart_cycles = c.restart_cycles;
     m->call_cycles = c.call_cycles;
+    m->partial_call_cycles = c.partial_call_cycles;
     m->wino_float_cycles = c.wino_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
     m->reread_gbs = c.reread_gbs;

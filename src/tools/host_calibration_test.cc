@@ -28,7 +28,8 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   const target::Target t = target::host_target(host_cpu(), base);
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
-  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90, call = 60, wino = 0.7;
+  const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, restart = 90, call = 60, wino = 0.7,
+               partial = 25;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
   auto secs = [&](const kernels::ConvParams& p, double step, int tile = 0) {
     target::Target u = t;
@@ -36,13 +37,14 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
     u.host_conv.gather_cycles = gather;
     u.host_conv.restart_cycles = restart;
     u.host_conv.call_cycles = call;
+    u.host_conv.partial_call_cycles = partial;
     u.host_conv.wino_float_cycles = wino;
     const double cycles = tile ? sim::host_winograd_time(p, tile, u, step, false).cycles : sim::host_conv_time(p, u, step, false).cycles;
     return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
   const CalibrationTimes times{secs(calib_wide(), x),    secs(calib_narrow(), x), secs(calib_stem(), x),
                                secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
-                               secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512"};
+                               secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x)};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
   EXPECT_NEAR(c.wino_float_cycles, wino, 1e-3);
@@ -51,6 +53,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_NEAR(c.setup_cycles, setup, 0.05);
   EXPECT_NEAR(c.gather_cycles, gather, 0.05);
   EXPECT_NEAR(c.restart_cycles, restart, 0.05);
+  EXPECT_NEAR(c.partial_call_cycles, partial, 0.05);
   // Faster than the FMA peak allows: the rate stays at the peak and the excess is not setup.
   const ConvCalibration fast =
       solve_conv_calibration(m, m.launch_us, {0.5 * secs(calib_wide(), c0), 0.5 * secs(calib_narrow(), c0)});
@@ -61,6 +64,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_DOUBLE_EQ(fast.restart_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.call_cycles, 0.0);
   EXPECT_LT(fast.wino_float_cycles, 0);  // no Winograd timing, no transform cost
+  EXPECT_LT(fast.partial_call_cycles, 0);  // no deep-K timing: the full call's cost stands in
   // Nothing timed: no calibration.
   EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, {}).ok);
 }
@@ -73,8 +77,9 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   m.tile_cols = 16;
   m.l3_read_gbs = 60;
   m.dram_read_gbs = 18;
-  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3, twin = 1.35e-3;
-  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin};
+  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3, twin = 1.35e-3,
+               deep = 3.2e-3;
+  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin, -1, "", deep};
   const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
@@ -90,6 +95,7 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.strided_s.push_back(strided * load[i]);
     r.short_s.push_back(short_k * load[i]);
     r.twin_s.push_back(twin * load[i]);
+    r.deep_s.push_back(deep * load[i]);
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -108,7 +114,9 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_NEAR(c.gather_cycles, expect.gather_cycles, 1e-6);
   EXPECT_NEAR(c.restart_cycles, expect.restart_cycles, 1e-6);
   EXPECT_NEAR(c.call_cycles, expect.call_cycles, 1e-6);
+  EXPECT_NEAR(c.partial_call_cycles, expect.partial_call_cycles, 1e-6);
   EXPECT_GT(expect.restart_cycles, 0);
+  EXPECT_GT(expect.partial_call_cycles, 0);
   EXPECT_GT(expect.call_cycles, 0);
   // A shape the kernel does not take is left out; no wide conv, no calibration.
   r.stem_s.assign(7, -1);

@@ -20,7 +20,7 @@ double measured_dispatch_us(int threads);
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernel's structure costs (sim/host_conv.h), from six calibration convs timed on
+// The conv kernel's structure costs (sim/host_conv.h), from eight calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
@@ -30,12 +30,16 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
 // per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
 // the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
-// rate and call cost found before, the cycles per transformed float.
+// rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768 -> 192,
+// 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost of a
+// call that stores partial sums. Every conv is timed with its input just read by the pool's
+// threads (a model's layer reads what the layer before it just wrote).
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
   double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
+  double partial_call_cycles = -1;  // < 0: not measured
   double wino_float_cycles = -1;  // < 0: no Winograd kernel takes the wide shape here
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
@@ -45,14 +49,15 @@ ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::H
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
 // one (3 -> 128, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
-// 56x56) with its stride-1 twin (28x28) and a short-K 1x1 (64 -> 256, 32x32). Synthetic shapes,
-// not any model's layers.
+// 56x56) with its stride-1 twin (28x28), a short-K 1x1 (64 -> 256, 32x32) and a deep-K 1x1
+// (768 -> 192, 16x16). Synthetic shapes, not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
 kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
+kernels::ConvParams calib_deep();
 // The first Winograd kernel of conv.inc that takes calib_wide() on this CPU, for the instruction
 // set of `conv_kernel` (its name's last part, e.g. "avx2"): a plan's direct and Winograd convs
 // run on the same ISA ("" when none).
@@ -62,6 +67,7 @@ struct CalibrationTimes {
   double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
   double winograd = -1;  // the wide shape on winograd_kernel
   std::string winograd_kernel{};
+  double deep = -1;
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

@@ -1,4 +1,4 @@
-// Calibration rounds for `simulate --check`: the three synthetic convs and the FMA peak, timed
+// Calibration rounds for `simulate --check`: the synthetic convs and the FMA peak, timed
 // call by call, and the robust summary the conv model is solved from.
 #include "tools/host_check_calibrator.h"
 
@@ -55,8 +55,25 @@ struct ConvCalibrator::Conv {
     a.workspace = ws.get();
     ok = true;
   }
+  // One timed call with the input just read by the pool's threads, each its share of the pixels
+  // (inside a model a layer's input was just written by the layer before it), and the weights
+  // wherever the model run before the round left them.
   double run_s(pthreadpool_t pool) {
     if (!ok) return -1;
+    struct Touch {
+      const float* src;
+      std::size_t n, threads;
+      float sink[64 * 16];
+    } touch{src.data(), src.size(), pthreadpool_get_threads_count(pool), {}};
+    pthreadpool_parallelize_1d(
+        pool,
+        [](void* c, size_t i) {
+          auto* t = static_cast<Touch*>(c);
+          float s = 0;
+          for (std::size_t j = i * t->n / t->threads; j < (i + 1) * t->n / t->threads; j += 16) s += t->src[j];
+          t->sink[(i % 64) * 16] += s;
+        },
+        &touch, touch.threads, 0);
     const auto t0 = clock_type::now();
     k->run(p, a, pool);
     return seconds_since(t0);
@@ -67,7 +84,8 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
     : threads_(std::max(1, threads)), own_(pool ? ThreadPool(nullptr) : make_thread_pool(threads_)),
       pool_(pool ? pool : own_.get()) {
   const kernels::ConvKernel* k = kernels::conv_find(kernel);
-  for (const auto& p : {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short(), calib_strided_twin()}) {
+  for (const auto& p :
+       {calib_wide(), calib_narrow(), calib_stem(), calib_strided(), calib_short(), calib_strided_twin(), calib_deep()}) {
     convs_.push_back(std::make_unique<Conv>(k, p));
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
@@ -110,7 +128,8 @@ void ConvCalibrator::round() {
   rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
   rounds_.short_s.push_back(convs_[4]->run_s(pool_));
   rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
-  if (convs_[6]->ok) rounds_.winograd_s.push_back(convs_[6]->run_s(pool_));
+  rounds_.deep_s.push_back(convs_[6]->run_s(pool_));
+  if (convs_[7]->ok) rounds_.winograd_s.push_back(convs_[7]->run_s(pool_));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -152,13 +171,14 @@ double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  std::vector<double> ratio[6];  // narrow, stem, strided, short, twin, Winograd over the same round's wide
-  const std::vector<double>* other[6] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s, &r.twin_s, &r.winograd_s};
+  std::vector<double> ratio[7];  // narrow, stem, strided, short, twin, Winograd, deep over the same round's wide
+  const std::vector<double>* other[7] = {&r.narrow_s, &r.stem_s, &r.strided_s, &r.short_s,
+                                         &r.twin_s,   &r.winograd_s, &r.deep_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
     wide.push_back(r.wide_s[i]);
-    for (int k = 0; k < 6; ++k)
+    for (int k = 0; k < 7; ++k)
       if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
   }
   for (double g : r.peak_gflops) peak = std::max(peak, g);
@@ -169,7 +189,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
   CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4]),
-                         scaled(ratio[5]), r.winograd_kernel};
+                         scaled(ratio[5]), r.winograd_kernel, scaled(ratio[6])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

@@ -1,6 +1,6 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short), one short FMA peak loop and one read pass over a buffer past the L3, back to back, so
+// _short, _strided_twin, _deep), one short FMA peak loop and one read pass over a buffer past the L3, back to back, so
 // a burst of load from another process lands on one round's shapes alike; the solve then uses
 // per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
 // the rounds see the load and memory traffic the runs see.
@@ -18,7 +18,7 @@ namespace systolic::tools {
 // Seconds per call of each calibration conv and the FMA peak (GFLOP/s), one entry per round
 // (<= 0: the kernel does not take that shape).
 struct CalibrationRounds {
-  std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, peak_gflops;
+  std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, deep_s, peak_gflops;
   std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
@@ -49,7 +49,7 @@ class ConvCalibrator {
 
  private:
   struct Conv;
-  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, Winograd
+  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, deep, Winograd
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);
