@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/temp_dir.h"
 #include "tests/tiny_onnx.h"
 
 namespace systolic::tools {
@@ -23,10 +24,8 @@ class TuneStore : public ::testing::Test {
     const char* old = std::getenv("SYSTOLIC_CACHE_DIR");
     had_ = old != nullptr;
     if (had_) old_ = old;
-    dir_ = ::testing::TempDir() + "systolic_tune_store_" + std::to_string(getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::system(("rm -rf " + dir_).c_str());
-    mkdir(dir_.c_str(), 0755);
+    dir_ = systolic::testing::scratch_dir(std::string("tune_store_") +
+                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     setenv("SYSTOLIC_CACHE_DIR", (dir_ + "/cache").c_str(), 1);
   }
   void TearDown() override {
