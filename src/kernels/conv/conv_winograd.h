@@ -280,7 +280,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
         const float* ve = v + long(e) * x.tb * x.icp;
         float* me = m + long(e) * x.tb * NR;
         // The next element's (or panel's) weights, fetched into L2 a slice per tile while this
-        // one's run: without it each element's first tile waited for memory (8-26% of a
+        // one's run: without it each element's first tile waited for memory (4-26% of a
         // Winograd layer in ResNet-50, docs/benchmarks.md).
         const bool more = e + 1 < kElems || pn + 1 < pn1;
         const char* nw = reinterpret_cast<const char*>(
