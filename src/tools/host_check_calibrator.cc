@@ -55,25 +55,8 @@ struct ConvCalibrator::Conv {
     a.workspace = ws.get();
     ok = true;
   }
-  // One timed call with the input just read by the pool's threads, each its share of the pixels
-  // (inside a model a layer's input was just written by the layer before it), and the weights
-  // wherever the model run before the round left them.
   double run_s(pthreadpool_t pool) {
     if (!ok) return -1;
-    struct Touch {
-      const float* src;
-      std::size_t n, threads;
-      float sink[64 * 16];
-    } touch{src.data(), src.size(), pthreadpool_get_threads_count(pool), {}};
-    pthreadpool_parallelize_1d(
-        pool,
-        [](void* c, size_t i) {
-          auto* t = static_cast<Touch*>(c);
-          float s = 0;
-          for (std::size_t j = i * t->n / t->threads; j < (i + 1) * t->n / t->threads; j += 16) s += t->src[j];
-          t->sink[(i % 64) * 16] += s;
-        },
-        &touch, touch.threads, 0);
     const auto t0 = clock_type::now();
     k->run(p, a, pool);
     return seconds_since(t0);
@@ -122,14 +105,14 @@ void ConvCalibrator::round() {
   double flops = 0;
   for (double f : ctx.flops) flops += f;
   rounds_.peak_gflops.push_back(s > 0 ? flops / s / 1e9 : 0);
-  rounds_.wide_s.push_back(convs_[0]->run_s(pool_));
-  rounds_.narrow_s.push_back(convs_[1]->run_s(pool_));
-  rounds_.stem_s.push_back(convs_[2]->run_s(pool_));
-  rounds_.strided_s.push_back(convs_[3]->run_s(pool_));
-  rounds_.short_s.push_back(convs_[4]->run_s(pool_));
-  rounds_.twin_s.push_back(convs_[5]->run_s(pool_));
-  rounds_.deep_s.push_back(convs_[6]->run_s(pool_));
-  if (convs_[7]->ok) rounds_.winograd_s.push_back(convs_[7]->run_s(pool_));
+  rounds_.wide_s.push_back(timed(*convs_[0]));
+  rounds_.narrow_s.push_back(timed(*convs_[1]));
+  rounds_.stem_s.push_back(timed(*convs_[2]));
+  rounds_.strided_s.push_back(timed(*convs_[3]));
+  rounds_.short_s.push_back(timed(*convs_[4]));
+  rounds_.twin_s.push_back(timed(*convs_[5]));
+  rounds_.deep_s.push_back(timed(*convs_[6]));
+  if (convs_[7]->ok) rounds_.winograd_s.push_back(timed(*convs_[7]));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -141,6 +124,14 @@ void ConvCalibrator::round() {
     rounds_.reread_gbs[k].push_back(read_gbs(probe_.data() + at, n));
     at += n;
   }
+}
+
+// One timed call with the input just read by the pool's threads, each its slice of the pixels
+// (inside a model a layer's input was just written by the layer before it), and the weights
+// wherever the model run before the round left them.
+double ConvCalibrator::timed(Conv& c) {
+  if (c.ok) read_gbs(c.src.data(), c.src.size());
+  return c.run_s(pool_);
 }
 
 double ConvCalibrator::read_gbs(const float* data, std::size_t n) {

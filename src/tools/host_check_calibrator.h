@@ -53,6 +53,7 @@ class ConvCalibrator {
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);
+  double timed(Conv& c);
   int threads_ = 1;
   ThreadPool own_;
   pthreadpool_t pool_ = nullptr;

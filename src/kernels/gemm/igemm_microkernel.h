@@ -30,7 +30,7 @@ struct TileOut {
   // Lines [pf, pf_end) to fetch into L2 during the K loop, one per k step (a slice of the next K
   // block's, panel's or Winograd element's weights; a k step reads 4 lines of a 64-wide panel,
   // so blocks of fewer than 4 tiles fetch only part of the next). Issued all at once before the
-  // tile, the same fetches left ResNet-50's layer4 at batch 1 15% slower (docs/benchmarks.md).
+  // tile, the same fetches left ResNet-50's layer4 at batch 1 15-23% slower (docs/benchmarks.md).
   const char* pf = nullptr;
   const char* pf_end = nullptr;
 };
