@@ -161,6 +161,7 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   // from the L3, 9 tiles a K block) takes its FMAs plus its whole transfer, to within a few %. On
   // the other paths a task's panels stay in L2 and only the first tile's FMAs overlap their fetch.
   const bool streamed = !b.pack && (b.kblocks > 1 || !b.pixel_outer);
+  const double kstep = double(b.k) * step_cycles;  // one full tile x panel over all of K
   std::vector<double> costs;
   costs.reserve(static_cast<std::size_t>(n));
   for (int64_t j = 0; j < n; ++j) {
@@ -169,7 +170,6 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     const int64_t len = blk + 1 < b.mblocks ? b.mc : b.m - (b.mblocks - 1) * b.mc, nt = cdiv(len, h.mr);
     double tiles = 0;  // full-tile equivalents
     for (int64_t i = 0; i < nt; ++i) tiles += host_tile_share(host_tile_rows(len, nt, i), h.mr);
-    const double kstep = double(b.k) * step_cycles;
     const double first_tile = host_tile_share(host_tile_rows(len, nt, 0), h.mr) * kstep + setup;
     const double gbs = position(j) == first_pos[static_cast<std::size_t>(g)] ? first_gbs : again_gbs;
     const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
