@@ -87,8 +87,8 @@ struct HostConvTime {
 // from where they are: DRAM when `weights_from_dram` (the plan's weights outgrow the L3) or L3 on
 // their first pass in this conv, else (a later pass over the same panels) host_reread_gbs; the
 // threads share that level's bandwidth. Streamed through L1 (K-split and panel-outer paths) the
-// whole transfer adds to the FMAs; kept in L2 (pixel-outer, packed) it overlaps the first tile's
-// FMAs (whichever is longer counts). The tasks then go through pool_makespan, and reading the
+// first pass's whole transfer adds to the FMAs, and a later pass's overlaps the panel's FMAs; kept
+// in L2 (pixel-outer, packed) it overlaps the first tile's FMAs (whichever is longer counts). The tasks then go through pool_makespan, and reading the
 // input once (host_reread_gbs of its size, all threads) adds to that. Zero unless
 // t.host_conv.enabled.
 HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,

@@ -156,22 +156,27 @@ TEST(HostConvSim, BusiestThreadCarriesTheUnequalBlocks) {
 
 // One thread, 1 GHz, 1 cycle per K step: the downsample runs block 0 (5 full tiles) then block
 // 1 (19/6 tiles), each over all 128 panels of 64 KiB in 4 K blocks (the K-split path: the
-// weights stream through L1, and their transfer adds to the FMAs). Block 0 makes the first pass
-// from DRAM at 16.384 GB/s: 4000 ns a panel. Block 1 re-reads the 8 MiB from L3 (65.536 GB/s:
-// 1000 ns). The 784 KiB input, past one core's L2, comes once from the L3: 12250 ns.
-TEST(HostConvSim, StreamedWeightsAddTheirWholeTransfer) {
+// weights stream through L1). Block 0 makes the first pass from DRAM at 16.384 GB/s: 4000 ns a
+// panel, added whole to the FMAs. Block 1 re-reads the 8 MiB from L3 (65.536 GB/s: 1000 ns a
+// panel), which its panel's 1024 x 19/6 = 3242.7 cycles of FMAs hide. The 784 KiB input, past
+// one core's L2, comes once from the L3: 12250 ns.
+TEST(HostConvSim, StreamedWeightsAddTheirFirstPassAndOverlapLaterOnes) {
   target::Target t = host(1);
   t.host_conv.dram_gbs = 16.384;
   t.host_conv.l3_gbs = 65.536;
   const kernels::ConvParams p = conv(14, 1024, 2048, 1, 2, 0);
   const HostConvTime h = host_conv_time(p, t, 1, true);
-  const double wait0 = 128 * 4000.0, wait1 = 128 * 1000.0, input = 14 * 14 * 1024 * 4 / 65.536;
+  const double fmas0 = 128 * 5 * 1024.0, fmas1 = 128 * 1024 * 19.0 / 6;
+  const double wait0 = 128 * 4000.0, input = 14 * 14 * 1024 * 4 / 65.536;
   EXPECT_EQ(h.tasks, 2);
-  EXPECT_NEAR(h.weight_wait, wait0 + wait1, 1e-6);
+  EXPECT_NEAR(h.weight_wait, wait0, 1e-6);
   EXPECT_NEAR(h.input_stream, input, 1e-6);
-  EXPECT_NEAR(h.cycles, 128 * 5 * 1024.0 + wait0 + 128 * 1024 * 19.0 / 6 + wait1 + input, 1e-6);
-  // The plan's weights fit the L3: the first pass comes from there too.
-  EXPECT_NEAR(host_conv_time(p, t, 1, false).weight_wait, 2 * wait1, 1e-6);
+  EXPECT_NEAR(h.cycles, fmas0 + wait0 + fmas1 + input, 1e-6);
+  // The plan's weights fit the L3: the first pass comes from there too (1000 ns a panel, whole).
+  EXPECT_NEAR(host_conv_time(p, t, 1, false).weight_wait, 128 * 1000.0, 1e-6);
+  // A slower L3 (8.192 GB/s: 8000 ns a panel): block 1 waits what its FMAs do not cover.
+  t.host_conv.l3_gbs = 8.192;
+  EXPECT_NEAR(host_conv_time(p, t, 1, true).weight_wait, wait0 + (128 * 8000.0 - fmas1), 1e-6);
   // Two threads share DRAM (8.192 GB/s each: 8000 ns a panel). Every task is at the same
   // position as its panel group's other task, so all 8 (4 groups of 32 panels x 2 M blocks) make
   // first passes.
@@ -290,10 +295,11 @@ TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
   EXPECT_DOUBLE_EQ(host_reread_gbs(12 << 20, t), 16);
   EXPECT_DOUBLE_EQ(host_reread_gbs(20 << 20, t), 15);
   // One thread, 1 GHz: the downsample's first M block reads its 128 panels of 64 KiB from DRAM
-  // (65536 / 15 ns each), the second re-reads the 8 MiB at 20 GB/s (3276.8 ns each); streamed
-  // through L1 (K split), every transfer adds. Its 784 KiB input re-reads at the 1 MiB probe's 50.
+  // (65536 / 15 ns each, streamed through L1 on the K split: added whole), the second re-reads
+  // the 8 MiB at 20 GB/s (3276.8 ns each), of which its panel's 1024 x 19/6 cycles of FMAs hide
+  // all but 34.13. Its 784 KiB input re-reads at the 1 MiB probe's 50.
   const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 1, true);
-  EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0) + 128 * 3276.8, 1e-6);
+  EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0) + 128 * (3276.8 - 1024 * 19.0 / 6), 1e-6);
   EXPECT_NEAR(h.input_stream, 14 * 14 * 1024 * 4 / 50.0, 1e-6);
 }
 
