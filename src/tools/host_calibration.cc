@@ -36,18 +36,22 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-double measured_dispatch_us(int threads) {
-  ThreadPool pool = make_thread_pool(threads);
+double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double budget_s) {
   std::atomic<int> sink{0};
   auto task = [](void* c, size_t i) { static_cast<std::atomic<int>*>(c)->fetch_add(static_cast<int>(i), std::memory_order_relaxed); };
   std::vector<double> us;
   const auto start = clock_type::now();
-  for (int rep = 0; rep < 2000 && seconds_since(start) < 0.05; ++rep) {
+  for (int rep = 0; rep < reps && seconds_since(start) < budget_s; ++rep) {
     const auto t0 = clock_type::now();
-    pthreadpool_parallelize_1d(pool.get(), task, &sink, static_cast<size_t>(std::max(1, threads)), 0);
+    pthreadpool_parallelize_1d(pool, task, &sink, static_cast<size_t>(std::max(1, threads)), 0);
     us.push_back(seconds_since(t0) * 1e6);
   }
   return median(us);
+}
+
+double measured_dispatch_us(int threads) {
+  ThreadPool pool = make_thread_pool(threads);
+  return measured_dispatch_us(pool.get(), threads, 2000, 0.05);
 }
 
 namespace {
@@ -340,6 +344,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->partial_call_cycles = c.partial_call_cycles;
     m->wino_float_cycles = c.wino_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
+    if (c.dispatch_us >= 0) m->launch_us = c.dispatch_us;
     m->reread_gbs = c.reread_gbs;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);

@@ -124,6 +124,56 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_FALSE(solve_calibration_rounds(m, 0.05, CalibrationRounds{}).ok);
 }
 
+// The dispatch cost comes from the rounds when they sampled it: a moment of contention when the
+// up-front sample was taken (8 ms a dispatch, which would take every calibration conv's whole
+// time) does not reach the rates or the simulated per-step overhead.
+TEST(HostCalibration, RoundsSampleTheDispatchCost) {
+  target::HostMeasurements m;
+  m.threads = 2;
+  m.fp32_peak_gflops = 90;
+  m.tile_rows = 6;
+  m.tile_cols = 16;
+  m.l3_read_gbs = 60;
+  m.dram_read_gbs = 18;
+  m.launch_us = 8000;
+  const double wide = 3.0e-3, narrow = 0.7e-3, stem = 1.0e-3, strided = 1.5e-3, short_k = 0.45e-3, twin = 1.35e-3,
+               deep = 3.2e-3;
+  CalibrationRounds r;
+  const double dispatch[] = {0.6, 9000, 0.9, 0.7, 0.5, 0.8, 0.7};  // median 0.7
+  for (int i = 0; i < 7; ++i) {
+    r.wide_s.push_back(wide);
+    r.narrow_s.push_back(narrow);
+    r.stem_s.push_back(stem);
+    r.strided_s.push_back(strided);
+    r.short_s.push_back(short_k);
+    r.twin_s.push_back(twin);
+    r.deep_s.push_back(deep);
+    r.dispatch_us.push_back(dispatch[i]);
+  }
+  const ConvCalibration c = solve_calibration_rounds(m, m.launch_us, r);
+  ASSERT_TRUE(c.ok);
+  EXPECT_DOUBLE_EQ(c.dispatch_us, 0.7);
+  const ConvCalibration expect =
+      solve_conv_calibration(m, 0.7, {wide, narrow, stem, strided, short_k, twin, -1, "", deep});
+  EXPECT_NEAR(c.efficiency, expect.efficiency, 1e-9);
+  EXPECT_NEAR(c.call_cycles, expect.call_cycles, 1e-6);
+  EXPECT_NEAR(c.setup_cycles, expect.setup_cycles, 1e-6);
+  EXPECT_GT(c.call_cycles, 0);
+  // At 8 ms a dispatch every conv's time is dispatch: the solve falls to the FMA peak, no costs.
+  const ConvCalibration poisoned = solve_calibration_rounds(m, m.launch_us, [&] {
+    CalibrationRounds q = r;
+    q.dispatch_us.clear();
+    return q;
+  }());
+  EXPECT_DOUBLE_EQ(poisoned.dispatch_us, -1);
+  EXPECT_DOUBLE_EQ(poisoned.efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(poisoned.call_cycles, 0);
+  // The rounds' median replaces the up-front sample in the measurements the simulation uses.
+  target::HostMeasurements applied = m;
+  apply_conv_calibration(c, "conv_f32_igemm_avx2", &applied);
+  EXPECT_DOUBLE_EQ(applied.launch_us, 0.7);
+}
+
 // The Winograd calibration conv runs on the plan's instruction set, not the best the CPU has.
 TEST(HostCalibration, WinogradCalibrationKernelFollowsThePlansIsa) {
   const CpuFeatures& cpu = host_cpu();

@@ -16,6 +16,8 @@ namespace systolic::tools {
 // Median microseconds of one thread-pool dispatch of a trivial loop over `threads` items
 // (what every conv/pool/element-wise step pays before it computes; ~0 with one thread).
 double measured_dispatch_us(int threads);
+// The same on an existing pool: the median of up to `reps` dispatches within `budget_s` seconds.
+double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double budget_s);
 // GFLOP/s of conv kernel `kernel` on the calibration conv (3x3, 128 -> 128 channels, 32x32,
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
@@ -44,6 +46,7 @@ struct ConvCalibration {
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
   std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
+  double dispatch_us = -1;  // median pool dispatch over the rounds (< 0: not sampled)
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and

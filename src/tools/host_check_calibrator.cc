@@ -90,6 +90,7 @@ ConvCalibrator::~ConvCalibrator() = default;
 bool ConvCalibrator::ok() const { return !convs_.empty() && convs_[0]->ok; }
 
 void ConvCalibrator::round() {
+  rounds_.dispatch_us.push_back(measured_dispatch_us(pool_, threads_, 16, 0.01));
   // The peak: a short FMA loop on every thread at once.
   struct Ctx {
     std::vector<double> flops;
@@ -188,8 +189,13 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   for (double g : r.dram_gbs)
     if (g > 0) dram.push_back(g);
   if (!dram.empty()) hm.dram_read_gbs = quantile(dram, 0.5);
+  std::vector<double> disp;
+  for (double d : r.dispatch_us)
+    if (d > 0) disp.push_back(d);
+  if (!disp.empty()) dispatch_us = quantile(disp, 0.5);
   ConvCalibration c = solve_conv_calibration(hm, dispatch_us, times);
   c.peak_gflops = peak;
+  c.dispatch_us = disp.empty() ? -1 : dispatch_us;
   c.dram_read_gbs = dram.empty() ? 0 : hm.dram_read_gbs;
   for (std::size_t k = 0; k < r.reread_gbs.size() && k < c.reread_gbs.size(); ++k) {
     std::vector<double> v;

@@ -22,6 +22,11 @@ struct CalibrationRounds {
   std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
+  // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
+  // each round, a core held by another process for a moment moves one round, not the whole
+  // calibration (sampled once up front, such a moment once made it 8 ms, every calibration
+  // conv's time then went to dispatch and the prediction came out 87% over).
+  std::vector<double> dispatch_us;
   // Per probed size (kRereadProbes), the second of two back-to-back read passes over a slice
   // that came from memory: where data one pass has streamed in is read again from.
   std::vector<std::vector<double>> reread_gbs;
@@ -29,14 +34,15 @@ struct CalibrationRounds {
 
 // The wide conv's time is its median round; each other conv's is the wide one times the median
 // over rounds of its ratio to the wide conv of the same round; the DRAM read and re-read
-// bandwidths are their median rounds (they replace m's); the peak is the highest seen (m's
-// included): what solve_conv_calibration then turns into rates.
+// bandwidths are their median rounds (they replace m's); so is the dispatch cost when sampled
+// (else `dispatch_us`); the peak is the highest seen (m's included): what solve_conv_calibration
+// then turns into rates.
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r);
 
 // The calibration convs set up once (data, packed weights, workspace) on a pool of `threads`,
-// each run twice to warm up, and a buffer twice the L3; round() adds one timed call of each conv,
-// a peak sample and one read pass over the buffer.
+// each run twice to warm up, and a buffer twice the L3; round() adds a dispatch sample, one timed
+// call of each conv, a peak sample and one read pass over the buffer.
 class ConvCalibrator {
  public:
   // `pool`: run on this pool of `threads` (a Session's, so that the rounds can alternate with
