@@ -177,12 +177,12 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
     const bool first = position(j) == first_pos[static_cast<std::size_t>(g)];
     const double gbs = first ? first_gbs : again_gbs;
     const double transfer = gbs > 0 ? panel_bytes / gbs * t.clock_ghz : 0;  // bytes / (GB/s) = ns
-    const double restarts = b.strided_rows ? double(nt) * np * p.kh : 0;
+    const double strided_steps = b.strided_rows ? tiles * np * double(b.k) : 0;  // full-tile K steps
     const double calls = h.call_cycles + (b.kblocks - 1) * h.partial_call_cycles;  // per tile x panel
     const double panel = tiles * kstep + nt * (setup + calls);  // one panel's compute
     const double hidden = !streamed ? first_tile : first ? 0 : panel;  // FMAs the transfer overlaps
     const double wait = np * std::max(0.0, transfer - hidden);
-    const double c = np * panel + nt * gather + restarts * h.restart_cycles + wait;
+    const double c = np * panel + nt * gather + strided_steps * h.strided_step_cycles + wait;
     out.weight_wait += wait;
     out.busy += c;
     costs.push_back(c);
@@ -192,7 +192,10 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   // The input activations, read once from where their size puts them (one core's L2, else the
   // measured re-read of a buffer that size), on top of the FMAs like the weights: ResNet-50's
   // 1x1 convs over 25-51 MB inputs at batch 16 ran that much longer than their FMAs and weights.
-  const double in_bytes = double(p.n) * p.ih * p.iw * p.ic * (p.src_u8 ? 1 : 4);
+  // Only the rows and columns the kernel reads: a 1x1 at stride 2 reads a quarter of its input.
+  const double rows = p.kh < p.sh ? std::min<int64_t>(p.ih, int64_t(p.oh) * p.kh) : p.ih;
+  const double cols = p.kw < p.sw ? std::min<int64_t>(p.iw, int64_t(p.ow) * p.kw) : p.iw;
+  const double in_bytes = double(p.n) * rows * cols * p.ic * (p.src_u8 ? 1 : 4);
   const double in_gbs = host_reread_gbs(in_bytes, t);
   out.input_stream = in_gbs > 0 ? in_bytes / in_gbs * t.clock_ghz : 0;
   out.cycles += out.input_stream;

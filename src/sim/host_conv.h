@@ -82,14 +82,15 @@ struct HostConvTime {
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
 // host_tile_share(rows), plus a fixed cost per call (tile x panel; a K split's calls before the
-// last cost partial_call_cycles), the tile's row setups or gathers, and with strided rows a
-// restart per tile x panel x kernel row. A task reads each of its panels' weights (K x NR floats)
+// last cost partial_call_cycles), the tile's row setups or gathers, and with strided rows
+// strided_step_cycles more per K step. A task reads each of its panels' weights (K x NR floats)
 // from where they are: DRAM when `weights_from_dram` (the plan's weights outgrow the L3) or L3 on
 // their first pass in this conv, else (a later pass over the same panels) host_reread_gbs; the
 // threads share that level's bandwidth. Streamed through L1 (K-split and panel-outer paths) the
 // first pass's whole transfer adds to the FMAs, and a later pass's overlaps the panel's FMAs; kept
-// in L2 (pixel-outer, packed) it overlaps the first tile's FMAs (whichever is longer counts). The tasks then go through pool_makespan, and reading the
-// input once (host_reread_gbs of its size, all threads) adds to that. Zero unless
+// in L2 (pixel-outer, packed) it overlaps the first tile's FMAs (whichever is longer counts). The
+// tasks then go through pool_makespan, and reading the input once (the rows and columns the
+// kernel reads, at host_reread_gbs of their size, all threads) adds to that. Zero unless
 // t.host_conv.enabled.
 HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
                             bool weights_from_dram);

@@ -158,16 +158,17 @@ TEST(HostConvSim, BusiestThreadCarriesTheUnequalBlocks) {
 // 1 (19/6 tiles), each over all 128 panels of 64 KiB in 4 K blocks (the K-split path: the
 // weights stream through L1). Block 0 makes the first pass from DRAM at 16.384 GB/s: 4000 ns a
 // panel, added whole to the FMAs. Block 1 re-reads the 8 MiB from L3 (65.536 GB/s: 1000 ns a
-// panel), which its panel's 1024 x 19/6 = 3242.7 cycles of FMAs hide. The 784 KiB input, past
-// one core's L2, comes once from the L3: 12250 ns.
+// panel), which its panel's 1024 x 19/6 = 3242.7 cycles of FMAs hide. Of the 784 KiB input the
+// stride-2 1x1 reads a quarter, 196 KiB: from one core's L2 at 50.176 GB/s, 4000 ns.
 TEST(HostConvSim, StreamedWeightsAddTheirFirstPassAndOverlapLaterOnes) {
   target::Target t = host(1);
   t.host_conv.dram_gbs = 16.384;
   t.host_conv.l3_gbs = 65.536;
+  t.host_conv.l2_gbs = 50.176;
   const kernels::ConvParams p = conv(14, 1024, 2048, 1, 2, 0);
   const HostConvTime h = host_conv_time(p, t, 1, true);
   const double fmas0 = 128 * 5 * 1024.0, fmas1 = 128 * 1024 * 19.0 / 6;
-  const double wait0 = 128 * 4000.0, input = 14 * 14 * 1024 * 4 / 65.536;
+  const double wait0 = 128 * 4000.0, input = 4000;
   EXPECT_EQ(h.tasks, 2);
   EXPECT_NEAR(h.weight_wait, wait0, 1e-6);
   EXPECT_NEAR(h.input_stream, input, 1e-6);
@@ -252,25 +253,27 @@ TEST(HostConvSim, ThreeByThreePaysExposedSetupPerTilePanelTap) {
   EXPECT_NEAR(h.cycles, 5 * full, 1e-6);
 }
 
-// Strided rows (a 1x1 at stride 2) restart per tile x panel, in either loop order; a 3x3 at
-// stride 2 reads each row's taps back to back (pixels 2x, 2x+1, 2x+2: no gaps), and stride-1
-// rows and the packed stem are contiguous.
-TEST(HostConvSim, OnlyRowsWithGapsRestartPerTileAndPanel) {
+// Strided rows (a 1x1 at stride 2) pay strided_step_cycles per full-tile K step, in either loop
+// order; a 3x3 at stride 2 reads each row's taps back to back (pixels 2x, 2x+1, 2x+2: no gaps),
+// and stride-1 rows and the packed stem are contiguous.
+TEST(HostConvSim, OnlyRowsWithGapsPayTheStridedStep) {
   target::Target t = host(1);
-  t.host_conv.restart_cycles = 100;
-  // 1x1 stride 2, 256 -> 512, 56 -> 28: M = 784 in 5 blocks of 162 rows (+136): 27 * 4 + 23 =
-  // 131 tiles; 32 panels of 256 x 16 floats (512 KiB): panel-outer. Zero-cost K steps isolate it.
+  t.host_conv.strided_step_cycles = 1;
+  // 1x1 stride 2, 256 -> 512, 56 -> 28: M = 784 in 5 blocks of 162 rows (+136): 4 x 27 full
+  // tiles, then 21 of 6 rows and 2 of 5; 32 panels of 256 x 16 floats (512 KiB): panel-outer.
+  // Zero-cost FMAs isolate it: 32 panels x 256 K steps a tile.
   const kernels::ConvParams ds = conv(56, 256, 512, 1, 2, 0);
   const HostConvBlocking b = host_conv_blocking(ds, 6, 16, 1);
   EXPECT_TRUE(b.strided_rows);
   EXPECT_FALSE(b.pixel_outer);
   EXPECT_EQ(b.tiles, 131);
-  EXPECT_NEAR(host_conv_time(ds, t, 0, false).cycles, 131 * 32 * 100.0, 1e-3);
+  EXPECT_NEAR(b.tile_equiv, 108 + 21 + 2 * 5.0 / 6, 1e-9);
+  EXPECT_NEAR(host_conv_time(ds, t, 0, false).cycles, b.tile_equiv * 32 * 256, 1e-3);
   // 1x1 stride 2, 128 -> 256, 64 -> 32: pixel-outer (16 panels of 8 KiB), M = 1024 in 3 blocks
-  // of 342 rows (+340): 171 tiles x 16 panels.
+  // of 342 rows (+340): 57 + 57 full tiles, then 55 of 6 rows and 2 of 5; 128 K steps a tile.
   const kernels::ConvParams po = conv(64, 128, 256, 1, 2, 0);
   EXPECT_TRUE(host_conv_blocking(po, 6, 16, 1).pixel_outer);
-  EXPECT_NEAR(host_conv_time(po, t, 0, false).cycles, 171 * 16 * 100.0, 1e-3);
+  EXPECT_NEAR(host_conv_time(po, t, 0, false).cycles, (57 + 57 + 55 + 2 * 5.0 / 6) * 16 * 128, 1e-3);
   EXPECT_FALSE(host_conv_blocking(conv(28, 256, 256, 3, 2, 1), 6, 16, 1).strided_rows);
   EXPECT_FALSE(host_conv_blocking(conv(28, 256, 256, 3, 1, 1), 6, 16, 1).strided_rows);
   EXPECT_FALSE(host_conv_blocking(conv(224, 3, 64, 7, 2, 3), 6, 16, 1).strided_rows);
@@ -297,10 +300,12 @@ TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
   // One thread, 1 GHz: the downsample's first M block reads its 128 panels of 64 KiB from DRAM
   // (65536 / 15 ns each, streamed through L1 on the K split: added whole), the second re-reads
   // the 8 MiB at 20 GB/s (3276.8 ns each), of which its panel's 1024 x 19/6 cycles of FMAs hide
-  // all but 34.13. Its 784 KiB input re-reads at the 1 MiB probe's 50.
+  // all but 34.13. It reads a quarter of its 784 KiB input, from one core's L2 (90 GB/s); its
+  // stride-1 twin over the same input reads all of it, past the L2: at the 2 MiB probe's 50.
   const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 1, true);
   EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0) + 128 * (3276.8 - 1024 * 19.0 / 6), 1e-6);
-  EXPECT_NEAR(h.input_stream, 14 * 14 * 1024 * 4 / 50.0, 1e-6);
+  EXPECT_NEAR(h.input_stream, 7 * 7 * 1024 * 4 / 90.0, 1e-6);
+  EXPECT_NEAR(host_conv_time(conv(14, 1024, 2048, 1, 1, 0), t, 1, true).input_stream, 14 * 14 * 1024 * 4 / 50.0, 1e-6);
 }
 
 // The measured host carries the kernel's budgets, all-panels rule included: layer1.0.conv3 on

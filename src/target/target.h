@@ -42,10 +42,11 @@ struct HostConvModel {
   bool enabled = false;
   int mr = 6, nr = 16;
   double setup_cycles = 0, gather_cycles = 0;
-  // Per tile x panel x kernel row whose MR rows have gaps between them (a kernel narrower than
-  // its x stride on the row-pointer path), core-cycles: each row is a stream of its own that
-  // the next row does not continue.
-  double restart_cycles = 0;
+  // Extra per full-tile K step when a tile's MR rows have gaps between them (a kernel narrower
+  // than its x stride on the row-pointer path: the 1x1 stride-2 downsamples), core-cycles.
+  // Measured against stride-1 twins, such convs ran 8-11% longer at K = 192..1024 alike: a
+  // cost per K step, not per row restart.
+  double strided_step_cycles = 0;
   // Per tile x panel call of the microkernel, core-cycles: its store, epilogue and loop setup,
   // beyond what the calibrated K-step rate holds (which amortises them over a 1152-step call).
   double call_cycles = 0;
@@ -119,7 +120,7 @@ struct HostMeasurements {
   // Conv kernel structure (sim/host_conv.h), from the calibration convs; < 0: not measured.
   double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
-  double restart_cycles = -1;      // per strided row restart (HostConvModel), core-cycles
+  double strided_step_cycles = -1; // per full-tile K step on strided rows (HostConvModel), core-cycles
   double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
   double partial_call_cycles = -1; // the same for a K-split conv's partial calls (< 0: call_cycles)
   double wino_float_cycles = -1;   // per transformed float (HostConvModel), core-cycles

@@ -86,7 +86,7 @@ TEST(Target, HostFromMeasurementsUsesTheMeasuredRates) {
   // made slower than a farther level's is raised to that level's.
   m.tap_setup_cycles = 30;
   m.gather_cycles = 120;
-  m.restart_cycles = 150;
+  m.strided_step_cycles = 150;
   m.call_cycles = 90;
   m.l2_read_gbs = 0.6;  // a scheduler stall
   m.l3_read_gbs = 55;
@@ -96,7 +96,7 @@ TEST(Target, HostFromMeasurementsUsesTheMeasuredRates) {
   ASSERT_TRUE(c.host_conv.enabled);
   EXPECT_DOUBLE_EQ(c.host_conv.setup_cycles, 30);
   EXPECT_DOUBLE_EQ(c.host_conv.gather_cycles, 120);
-  EXPECT_DOUBLE_EQ(c.host_conv.restart_cycles, 150);
+  EXPECT_DOUBLE_EQ(c.host_conv.strided_step_cycles, 150);
   EXPECT_DOUBLE_EQ(c.host_conv.call_cycles, 90);
   EXPECT_DOUBLE_EQ(c.host_conv.l2_gbs, 55);
   EXPECT_DOUBLE_EQ(c.host_conv.l3_gbs, 55);

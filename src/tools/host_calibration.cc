@@ -153,7 +153,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   target::HostMeasurements hm = m;
   hm.threads = threads;
   hm.conv_efficiency = 1;
-  hm.tap_setup_cycles = hm.gather_cycles = hm.restart_cycles = hm.call_cycles = 0;
+  hm.tap_setup_cycles = hm.gather_cycles = hm.strided_step_cycles = hm.call_cycles = 0;
   const target::Target t = target::host_target(host_cpu(), hm);
   const double fma_width = m.fp32_peak_gflops / (2.0 * threads * t.clock_ghz);
   const double c0 = m.tile_rows * m.tile_cols / fma_width;  // cycles per K step of one MR x NR tile at peak
@@ -162,13 +162,13 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   // The model's elapsed cycles for a calibration conv with per-event costs `e` (its weights stay
   // in the caches between its runs).
   struct Events {
-    double setup = 0, gather = 0, restart = 0, call = 0, partial = -1;  // partial < 0: call's
+    double setup = 0, gather = 0, strided = 0, call = 0, partial = -1;  // partial < 0: call's
   };
   auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
     target::Target x = t;
     x.host_conv.setup_cycles = e.setup;
     x.host_conv.gather_cycles = e.gather;
-    x.host_conv.restart_cycles = e.restart;
+    x.host_conv.strided_step_cycles = e.strided;
     x.host_conv.call_cycles = e.call;
     x.host_conv.partial_call_cycles = e.partial >= 0 ? e.partial : e.call;
     return sim::host_conv_time(p, x, step, false).cycles;
@@ -186,27 +186,27 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
                               2000);
   }
   // Then the setup per tile x panel x tap for the narrow conv (host_setup_exposure weighs it 1
-  // there, 0 at the wide one), the gather per tile x kernel row for the stem, and the restart
-  // per tile x panel for the strided 1x1 (192-float taps: no setup), each with the ones before.
+  // there, 0 at the wide one), the gather per tile x kernel row for the stem, and the extra per
+  // K step for the strided 1x1 (192-float taps: no setup), each with the ones before.
   if (s.narrow > 0)
     e.setup = solve_increasing([&](double v) { return model(calib_narrow(), x, Events{v, 0, 0, e.call}); },
                                elapsed(s.narrow), 0, 100);
   if (s.stem > 0)
     e.gather = solve_increasing([&](double v) { return model(calib_stem(), x, Events{e.setup, v, 0, e.call}); },
                                 elapsed(s.stem), 0, 500);
-  // The restart: what the strided 1x1 takes beyond its stride-1 twin (the same GEMM, blocking and
-  // loop order on a quarter of the pixels, rows read in place), so that errors in the rates
-  // above cancel.
+  // The strided steps: what the strided 1x1 takes beyond its stride-1 twin (the same GEMM,
+  // blocking and loop order on a quarter of the pixels, rows read in place; both read the same
+  // input bytes), so that errors in the rates above cancel.
   if (s.strided > 0 && s.strided_twin > 0) {
     const double twin = model(calib_strided_twin(), x, e);
-    e.restart = solve_increasing(
+    e.strided = solve_increasing(
         [&](double v) { return model(calib_strided(), x, Events{e.setup, e.gather, v, e.call}) - twin; },
         elapsed(s.strided) - elapsed(s.strided_twin), 0, 2000);
   }
   // The partial call: what the deep-K 1x1's calls before its last K block cost, with all the above.
   if (s.deep > 0)
     c.partial_call_cycles = solve_increasing(
-        [&](double v) { return model(calib_deep(), x, Events{e.setup, e.gather, e.restart, e.call, v}); },
+        [&](double v) { return model(calib_deep(), x, Events{e.setup, e.gather, e.strided, e.call, v}); },
         elapsed(s.deep), 0, 4000);
   // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and call cost
   // just found.
@@ -223,7 +223,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   c.efficiency = c0 / x;
   c.setup_cycles = e.setup;
   c.gather_cycles = e.gather;
-  c.restart_cycles = e.restart;
+  c.strided_step_cycles = e.strided;
   c.call_cycles = e.call;
   c.ok = true;
   return c;
@@ -339,7 +339,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->conv_efficiency = c.efficiency;
     m->tap_setup_cycles = c.setup_cycles;
     m->gather_cycles = c.gather_cycles;
-    m->restart_cycles = c.restart_cycles;
+    m->strided_step_cycles = c.strided_step_cycles;
     m->call_cycles = c.call_cycles;
     m->partial_call_cycles = c.partial_call_cycles;
     m->wino_float_cycles = c.wino_float_cycles;

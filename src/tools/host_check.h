@@ -29,8 +29,8 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
 // the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
 // per tile x panel x tap; the stem shape (3 -> 128, 7x7 stride 2, 128x128) on the packed path the
-// cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the restart
-// per tile x panel of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
+// cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the extra
+// cycles per K step of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
 // the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
 // rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768 -> 192,
 // 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost of a
@@ -40,7 +40,7 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
-  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, restart_cycles = 0, call_cycles = 0;
+  double efficiency = 0, setup_cycles = 0, gather_cycles = 0, strided_step_cycles = 0, call_cycles = 0;
   double partial_call_cycles = -1;  // < 0: not measured
   double wino_float_cycles = -1;  // < 0: no Winograd kernel takes the wide shape here
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
