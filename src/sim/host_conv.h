@@ -76,7 +76,7 @@ struct HostConvTime {
   double cycles = 0;        // elapsed: the busiest thread's tasks
   double busy = 0;          // all threads' cycles together
   double weight_wait = 0;   // of busy: waiting for weights on their first touch in a task
-  double input_stream = 0;  // of cycles (not busy): reading the input activations once
+  double input_stream = 0;  // of cycles (not busy): input and residual reads the FMAs do not hide
   int64_t tasks = 0;
 };
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
@@ -89,10 +89,12 @@ struct HostConvTime {
 // threads share that level's bandwidth. Streamed through L1 (K-split and panel-outer paths) the
 // first pass's whole transfer adds to the FMAs, and a later pass's overlaps the panel's FMAs; kept
 // in L2 (pixel-outer, packed) it overlaps the first tile's FMAs (whichever is longer counts). The
-// tasks then go through pool_makespan, and reading the input once (the rows and columns the
-// kernel reads, at host_reread_gbs of their size, all threads) adds to that. Zero unless
+// tasks then go through pool_makespan. The activations it reads (the input's rows and columns
+// the kernel touches, and the `residual`, NHWC like the output, when it adds one) stream behind
+// that up to the largest re-read probe each (host_reread_gbs of that size, all threads;
+// whichever is longer counts), and past it come from DRAM and add. Zero unless
 // t.host_conv.enabled.
 HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
-                            bool weights_from_dram);
+                            bool weights_from_dram, bool residual = false);
 
 }  // namespace systolic::sim

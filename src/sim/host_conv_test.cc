@@ -158,21 +158,20 @@ TEST(HostConvSim, BusiestThreadCarriesTheUnequalBlocks) {
 // 1 (19/6 tiles), each over all 128 panels of 64 KiB in 4 K blocks (the K-split path: the
 // weights stream through L1). Block 0 makes the first pass from DRAM at 16.384 GB/s: 4000 ns a
 // panel, added whole to the FMAs. Block 1 re-reads the 8 MiB from L3 (65.536 GB/s: 1000 ns a
-// panel), which its panel's 1024 x 19/6 = 3242.7 cycles of FMAs hide. Of the 784 KiB input the
-// stride-2 1x1 reads a quarter, 196 KiB: from one core's L2 at 50.176 GB/s, 4000 ns.
+// panel), which its panel's 1024 x 19/6 = 3242.7 cycles of FMAs hide. Its input streams behind
+// the FMAs.
 TEST(HostConvSim, StreamedWeightsAddTheirFirstPassAndOverlapLaterOnes) {
   target::Target t = host(1);
   t.host_conv.dram_gbs = 16.384;
   t.host_conv.l3_gbs = 65.536;
-  t.host_conv.l2_gbs = 50.176;
   const kernels::ConvParams p = conv(14, 1024, 2048, 1, 2, 0);
   const HostConvTime h = host_conv_time(p, t, 1, true);
   const double fmas0 = 128 * 5 * 1024.0, fmas1 = 128 * 1024 * 19.0 / 6;
-  const double wait0 = 128 * 4000.0, input = 4000;
+  const double wait0 = 128 * 4000.0;
   EXPECT_EQ(h.tasks, 2);
   EXPECT_NEAR(h.weight_wait, wait0, 1e-6);
-  EXPECT_NEAR(h.input_stream, input, 1e-6);
-  EXPECT_NEAR(h.cycles, fmas0 + wait0 + fmas1 + input, 1e-6);
+  EXPECT_NEAR(h.input_stream, 0, 1e-6);
+  EXPECT_NEAR(h.cycles, fmas0 + wait0 + fmas1, 1e-6);
   // The plan's weights fit the L3: the first pass comes from there too (1000 ns a panel, whole).
   EXPECT_NEAR(host_conv_time(p, t, 1, false).weight_wait, 128 * 1000.0, 1e-6);
   // A slower L3 (8.192 GB/s: 8000 ns a panel): block 1 waits what its FMAs do not cover.
@@ -300,12 +299,28 @@ TEST(HostConvSim, RereadsUseTheProbedBandwidthForTheirSize) {
   // One thread, 1 GHz: the downsample's first M block reads its 128 panels of 64 KiB from DRAM
   // (65536 / 15 ns each, streamed through L1 on the K split: added whole), the second re-reads
   // the 8 MiB at 20 GB/s (3276.8 ns each), of which its panel's 1024 x 19/6 cycles of FMAs hide
-  // all but 34.13. It reads a quarter of its 784 KiB input, from one core's L2 (90 GB/s); its
-  // stride-1 twin over the same input reads all of it, past the L2: at the 2 MiB probe's 50.
+  // all but 34.13.
   const HostConvTime h = host_conv_time(conv(14, 1024, 2048, 1, 2, 0), t, 1, true);
   EXPECT_NEAR(h.weight_wait, 128 * (65536 / 15.0) + 128 * (3276.8 - 1024 * 19.0 / 6), 1e-6);
-  EXPECT_NEAR(h.input_stream, 7 * 7 * 1024 * 4 / 90.0, 1e-6);
-  EXPECT_NEAR(host_conv_time(conv(14, 1024, 2048, 1, 1, 0), t, 1, true).input_stream, 14 * 14 * 1024 * 4 / 50.0, 1e-6);
+}
+
+// The activations a conv reads stream behind its FMAs up to the largest re-read probe (16 MiB,
+// at that probe's 24 GB/s here) and come from DRAM past it (16 GB/s), adding. One thread, 1 GHz.
+TEST(HostConvSim, ActivationsPastTheCachesComeFromDram) {
+  target::Target t = host(1);
+  t.host_conv.dram_gbs = 16;
+  t.host_conv.reread_gbs = {64, 48, 32, 24};  // 2, 4, 8, 16 MiB
+  const double near = 16777216 / 24.0, far = 50331648 / 16.0;  // 16 MiB cached, 48 MiB from DRAM
+  // 1x1 256 -> 64 over a 256x256 input: 64 MiB. With free FMAs nothing hides the cached part.
+  const kernels::ConvParams wide_in = conv(256, 256, 64, 1, 1, 0);
+  EXPECT_NEAR(host_conv_time(wide_in, t, 0, false).input_stream, near + far, 1e-3);
+  // At 1 cycle a K step the FMAs (65536 rows in tiles of 6 x 4 panels x 256 K steps: 11 M
+  // cycles) outlast the cached part.
+  EXPECT_NEAR(host_conv_time(wide_in, t, 1, false).input_stream, far, 1e-6);
+  // 1x1 64 -> 256 adding a residual: the 16 MiB input is all cached, the 64 MiB residual is not.
+  const kernels::ConvParams wide_out = conv(256, 64, 256, 1, 1, 0);
+  EXPECT_NEAR(host_conv_time(wide_out, t, 1, false, true).input_stream, far, 1e-6);
+  EXPECT_NEAR(host_conv_time(wide_out, t, 1, false).input_stream, 0, 1e-6);
 }
 
 // The measured host carries the kernel's budgets, all-panels rule included: layer1.0.conv3 on

@@ -149,7 +149,8 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label, &cp));
       MatrixOperands ops;
       if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos)
-        ops.host_cycles = host_conv_time(cp, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
+        ops.host_cycles =
+            host_conv_time(cp, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram, n.in(3) >= 0).cycles;
       else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
         ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));
