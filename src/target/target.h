@@ -44,7 +44,7 @@ struct HostConvModel {
   double setup_cycles = 0, gather_cycles = 0;
   // Extra per full-tile K step when a tile's MR rows have gaps between them (a kernel narrower
   // than its x stride on the row-pointer path: the 1x1 stride-2 downsamples), core-cycles.
-  // Measured against stride-1 twins, such convs ran 8-11% longer at K = 192..1024 alike: a
+  // Measured against stride-1 twins, such convs ran 5-11% longer at K = 192..1024 alike: a
   // cost per K step, not per row restart.
   double strided_step_cycles = 0;
   // Per tile x panel call of the microkernel, core-cycles: its store, epilogue and loop setup,
