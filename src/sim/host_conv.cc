@@ -86,6 +86,18 @@ double host_reread_gbs(double weight_bytes, const target::Target& t) {
   return dram;
 }
 
+target::Target host_conv_for_kernel(const target::Target& t, const std::string& kernel, double* step_cycles) {
+  target::Target k = t;
+  int rows = 0, cols = 0;
+  auto& h = k.host_conv;
+  if (!kernels::igemm::tile_of(kernel, &rows, &cols) || (rows == h.mr && cols == h.nr) || h.mr <= 0 || h.nr <= 0)
+    return k;
+  *step_cycles *= double(rows) * cols / (double(h.mr) * h.nr);
+  h.mr = rows;
+  h.nr = cols;
+  return k;
+}
+
 double pool_makespan(const std::vector<double>& costs, int threads) {
   const std::size_t n = costs.size(), T = static_cast<std::size_t>(std::max(1, threads));
   struct Range {

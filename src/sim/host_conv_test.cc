@@ -323,6 +323,44 @@ TEST(HostConvSim, ActivationsPastTheCachesComeFromDram) {
   EXPECT_NEAR(host_conv_time(wide_out, t, 1, false).input_stream, 0, 1e-6);
 }
 
+TEST(HostConvSim, KernelNamesCarryTheirTile) {
+  int r = 0, c = 0;
+  EXPECT_TRUE(kernels::igemm::tile_of("conv_f32_igemm_6x16_avx2", &r, &c));
+  EXPECT_EQ(r, 6);
+  EXPECT_EQ(c, 16);
+  EXPECT_TRUE(kernels::igemm::tile_of("conv_f32_igemm_8x32_avx512", &r, &c));
+  EXPECT_EQ(r, 8);
+  EXPECT_EQ(c, 32);
+  EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_dw_avx512", &r, &c));
+  EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_winograd_f4x3_avx512", &r, &c));
+  EXPECT_FALSE(kernels::igemm::tile_of("", &r, &c));
+}
+
+// A plan's other igemm kernel is costed on its own tile at the calibrated efficiency: 8x32 does
+// 256 of the 6x64 tile's 384 MACs a K step, so its step takes 2/3 of the calibrated one. A 1x1
+// 32 -> 16 over 16x16 pixels on one thread, 1 cycle a calibrated step, free weights and no
+// per-call cost: on 6x64 one 64-wide panel, 43 tiles (41 of 6 rows, 2 of 5) x 32 K steps; on
+// 8x32 one 32-wide panel, 32 full tiles x 32 K steps x 2/3.
+TEST(HostConvSim, OtherKernelsRunOnTheirOwnTile) {
+  target::Target t = host(1);
+  t.host_conv.nr = 64;
+  const kernels::ConvParams p = conv(16, 32, 16, 1, 1, 0);
+  double step = 1;
+  const target::Target same = host_conv_for_kernel(t, "conv_f32_igemm_6x64_avx512", &step);
+  EXPECT_EQ(same.host_conv.mr, 6);
+  EXPECT_EQ(same.host_conv.nr, 64);
+  EXPECT_DOUBLE_EQ(step, 1);
+  EXPECT_NEAR(host_conv_time(p, same, step, false).cycles, (41 + 2 * 5.0 / 6) * 32, 1e-3);
+  const target::Target other = host_conv_for_kernel(t, "conv_f32_igemm_8x32_avx512", &step);
+  EXPECT_EQ(other.host_conv.mr, 8);
+  EXPECT_EQ(other.host_conv.nr, 32);
+  EXPECT_DOUBLE_EQ(step, 2.0 / 3);
+  EXPECT_NEAR(host_conv_time(p, other, step, false).cycles, 32 * 32 * 2.0 / 3, 1e-3);
+  step = 1;
+  EXPECT_EQ(host_conv_for_kernel(t, "conv_f32_dw_avx512", &step).host_conv.mr, 6);
+  EXPECT_DOUBLE_EQ(step, 1);
+}
+
 // The measured host carries the kernel's budgets, all-panels rule included: layer1.0.conv3 on
 // AVX-512's 6x64 runs 8 tasks of 392 rows x all 4 panels (see SmallWeightsTakeAllPanelsOnAvx512),
 // so every task fetches 4 panels' weights; without the rule, 2 blocks x 4 tasks of one panel each.

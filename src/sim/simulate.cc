@@ -147,10 +147,30 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       std::string label;
       kernels::ConvParams cp;
       SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label, &cp));
+      // On a host-style target a depthwise conv runs on the vector units (kernels/conv/conv_dw.h),
+      // not as a GEMM: its MACs are vector work and it streams its activations like the other
+      // vector steps. (As a GEMM, one output channel per group on a 1 x W array, MobileNetV2's
+      // depthwise convs came out 5-11x their measured time.)
+      if (n.op == ir::Op::Conv && t.vector_gbs > 0 && n.s("kernel", "").find("_dw_") != std::string::npos) {
+        const double macs = double(cp.n) * cp.oh * cp.ow * cp.oc * (cp.ic / std::max(1, cp.groups)) * cp.kh * cp.kw;
+        double on = 0, off = 0;
+        for (int id : {n.in(0), n.in(3), out}) {
+          if (id < 0) continue;
+          on += w.tbytes(id);
+          if (!w.resident(id)) off += w.tbytes(id);
+        }
+        LayerCost l = cost_vector(name, "depthwise", macs, on, off, t, o);
+        if (n.in(2) >= 0) l.fused = "bias";
+        if (n.has("act") && n.i("act", 0) != 0) l.fused += std::string(l.fused.empty() ? "" : "+") + act_label(n.i("act", 0));
+        r.layers.push_back(std::move(l));
+        continue;
+      }
       MatrixOperands ops;
-      if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos)
-        ops.host_cycles =
-            host_conv_time(cp, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram, n.in(3) >= 0).cycles;
+      if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos) {
+        double step = 1.0 / rate->macs_per_pe_cycle;
+        const target::Target tk = host_conv_for_kernel(t, n.s("kernel", ""), &step);
+        ops.host_cycles = host_conv_time(cp, tk, step, weights_from_dram, n.in(3) >= 0).cycles;
+      }
       else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
         ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));

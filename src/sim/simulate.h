@@ -20,7 +20,7 @@ struct SimOptions {
 
 struct LayerCost {
   std::string name;
-  std::string op;              // "conv", "matmul", "pool", "eltwise", "move"
+  std::string op;              // "conv", "matmul", "pool", "eltwise", "move", "depthwise" (host)
   std::string fused;           // epilogue ops folded into a matrix op ("relu+add")
   bool matrix = false;
   GemmShape gemm;

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "frontend/onnx/import.h"
+#include "base/cpu.h"
 #include "sim/simulate.h"
+#include "target/target.h"
 #include "tools/zoo/zoo.h"
 
 namespace systolic::sim {
@@ -69,6 +72,46 @@ TEST(Simulate, ResNet50OnTpuV4) {
   ASSERT_TRUE(bf.ok() && q.ok());
   EXPECT_NEAR(q->offchip_bytes * 2, bf->offchip_bytes, 1);
   EXPECT_LT(q->latency_us, bf->latency_us);
+}
+
+// On a host-style target a depthwise conv the plan runs on a depthwise kernel is vector work
+// over its input and output; on a TPU it is a (badly filled) GEMM like any conv.
+TEST(Simulate, DepthwiseConvsAreVectorWorkOnTheHost) {
+  onnx::ModelProto m;
+  ASSERT_TRUE(zoo::zoo_build("mobilenet_v2", 0, &m).ok());
+  auto g = frontend::import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_TRUE(g.ok());
+  auto prog = plan::compile(std::move(*g), plan::CompileOptions{});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  const ir::Graph& graph = (*prog)->graph;
+  target::HostMeasurements hm;
+  hm.threads = 2;
+  hm.fp32_peak_gflops = 100;
+  hm.dram_gbs = 20;
+  const target::Target host = target::host_target(host_cpu(), hm);
+  ASSERT_GT(host.vector_gbs, 0);
+  auto r = simulate_program(**prog, host, SimOptions{});
+  auto tpu = simulate_program(**prog, *target::builtin_preset("tpu-v4"), SimOptions{});
+  ASSERT_TRUE(r.ok() && tpu.ok());
+  int dw = 0;
+  for (const ir::Node& n : graph.nodes) {
+    if (n.op != ir::Op::Conv || n.s("kernel", "").find("_dw_") == std::string::npos) continue;
+    ++dw;
+    auto named = [&](const SimReport& s) {
+      return std::find_if(s.layers.begin(), s.layers.end(), [&](const LayerCost& l) { return l.name == n.name; });
+    };
+    const auto l = named(*r);
+    ASSERT_NE(l, r->layers.end()) << n.name;
+    EXPECT_FALSE(l->matrix) << n.name;
+    EXPECT_EQ(l->op, "depthwise");
+    const double bytes = double(graph.t(n.in(0)).bytes() + graph.t(n.outputs[0]).bytes());
+    EXPECT_DOUBLE_EQ(l->onchip_bytes, bytes) << n.name;
+    EXPECT_GE(l->memory_cycles, int64_t(bytes / host.vector_gbs * host.clock_ghz)) << n.name;
+    const auto lt = named(*tpu);
+    ASSERT_NE(lt, tpu->layers.end());
+    EXPECT_TRUE(lt->matrix) << n.name;
+  }
+  EXPECT_EQ(dw, 17);  // MobileNetV2's 17 inverted residual blocks, one depthwise 3x3 each
 }
 
 TEST(Simulate, SweepOverEightTargetsIsFast) {

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <regex>
 #include <vector>
 
 #include "base/aligned_vector.h"
@@ -284,6 +283,19 @@ double measured_read_gbs(int threads, std::size_t bytes_per_thread) {
   return best;
 }
 
+std::string calib_igemm_kernel(const std::string& conv_kernel) {
+  const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
+  std::size_t n;
+  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string name = all[i].name;
+    if (name.find("igemm") != std::string::npos && name.substr(name.rfind('_') + 1) == isa &&
+        all[i].accepts(calib_wide(), host_cpu(), nullptr))
+      return name;
+  }
+  return "";
+}
+
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
   *rows = *cols = 0;
   std::string best;
@@ -294,18 +306,19 @@ std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
     kernels::ConvParams cp;
     if (!interp::decode_conv_params(n.ints("conv_params"), &cp)) continue;
     const double f = 2.0 * cp.n * cp.oh * cp.ow * cp.oc * (cp.ic / cp.groups) * cp.kh * cp.kw;
-    const std::string k = n.s("kernel", "");
+    std::string k = n.s("kernel", "");
+    // The calibration times the direct kernel, and a Winograd kernel's GEMMs run at its rate:
+    // Winograd FLOPs count for the direct kernel of the same instruction set. Other kernels
+    // (depthwise) are not calibrated.
+    if (sim::winograd_tile_of(k) > 0) k = calib_igemm_kernel(k);
+    if (k.find("igemm") == std::string::npos) continue;
     auto it = std::find_if(by_kernel.begin(), by_kernel.end(), [&](const auto& e) { return e.first == k; });
     if (it == by_kernel.end()) by_kernel.push_back({k, f});
     else it->second += f;
   }
   for (const auto& [k, f] : by_kernel)
     if (f > best_flops) best = k, best_flops = f;
-  std::smatch m;
-  if (std::regex_search(best, m, std::regex("_([0-9]+)x([0-9]+)_"))) {
-    *rows = std::stoi(m[1]);
-    *cols = std::stoi(m[2]);
-  }
+  if (!kernels::igemm::tile_of(best, rows, cols)) *rows = *cols = 0;
   return best;
 }
 

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <utility>
 
+#include "interp/nn_geometry.h"
+#include "plan/program.h"
 #include "sim/host_conv.h"
 #include "sim/host_winograd.h"
 #include "target/target.h"
@@ -170,6 +172,47 @@ TEST(HostCalibration, RoundsSampleTheDispatchCost) {
   target::HostMeasurements applied = m;
   apply_conv_calibration(c, "conv_f32_igemm_avx2", &applied);
   EXPECT_DOUBLE_EQ(applied.launch_us, 0.7);
+}
+
+// The calibration times the plan's direct kernel; Winograd convs count for the direct kernel of
+// their instruction set (a plan whose 3x3 convs all run on Winograd still calibrates it), and
+// depthwise convs for none.
+TEST(HostCalibration, DominantKernelIsTheDirectOneWinogradIncluded) {
+  plan::Program p;
+  auto add_conv = [&](const std::string& kernel, int ic, int oc, int k, int groups) {
+    kernels::ConvParams cp;
+    cp.ih = cp.iw = cp.oh = cp.ow = 56;
+    cp.ic = ic, cp.oc = oc, cp.kh = cp.kw = k, cp.groups = groups, cp.pad_t = cp.pad_l = k / 2;
+    ir::Node n;
+    n.op = ir::Op::Conv;
+    ir::Attr a;
+    a.kind = ir::Attr::s;
+    a.str_v = kernel;
+    n.attrs["kernel"] = a;
+    n.set_ints("conv_params", interp::encode_conv_params(cp));
+    p.graph.nodes.push_back(n);
+  };
+  add_conv("conv_f32_winograd_f4x3_avx2", 64, 64, 3, 1);  // 9x the FLOPs of the 1x1 below
+  add_conv("conv_f32_winograd_f4x3_avx2", 64, 64, 3, 1);
+  add_conv("conv_f32_dw_avx2", 512, 512, 3, 512);
+  int rows = 0, cols = 0;
+  const std::string igemm = calib_igemm_kernel("conv_f32_winograd_f4x3_avx2");
+  ASSERT_FALSE(igemm.empty());  // every x86-64 CPU this runs on has AVX2
+  EXPECT_NE(igemm.find("igemm"), std::string::npos);
+  EXPECT_EQ(igemm.substr(igemm.rfind('_')), "_avx2");
+  EXPECT_EQ(dominant_conv_kernel(p, &rows, &cols), igemm);
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(cols, 0);
+  // A direct kernel with more FLOPs than the Winograd ones and their direct kernel wins.
+  add_conv("conv_f32_igemm_8x32_avx512", 256, 256, 3, 1);
+  EXPECT_EQ(dominant_conv_kernel(p, &rows, &cols), "conv_f32_igemm_8x32_avx512");
+  EXPECT_EQ(rows, 8);
+  EXPECT_EQ(cols, 32);
+  // Depthwise only: nothing to calibrate.
+  plan::Program dw;
+  dw.graph.nodes.push_back(p.graph.nodes[2]);
+  EXPECT_EQ(dominant_conv_kernel(dw, &rows, &cols), "");
+  EXPECT_EQ(rows, 0);
 }
 
 // The Winograd calibration conv runs on the plan's instruction set, not the best the CPU has.

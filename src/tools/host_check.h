@@ -78,9 +78,15 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
 // Best GB/s of summing a `bytes_per_thread` buffer per thread on `threads` threads (L2- or
 // L3-resident by its size).
 double measured_read_gbs(int threads, std::size_t bytes_per_thread);
-// The plan's dominant conv kernel (most FLOPs) and its register tile parsed from the name
-// ("conv_f32_igemm_6x16_avx2" -> 6 x 16); rows/cols 0 when the name carries none.
+// The plan's dominant direct (igemm) conv kernel, by FLOPs, a Winograd conv's counting for the
+// first igemm kernel of its instruction set (calib_igemm_kernel), and its register tile parsed
+// from the name ("conv_f32_igemm_6x16_avx2" -> 6 x 16); "" and 0 x 0 when the plan has none.
+// (A plan whose 3x3 convs all run on Winograd, such as ResNet-18's layer1-3 on AVX-512, was
+// calibrated on nothing before, and every conv fell back to the generic array model: +30%.)
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols);
+// The first igemm kernel of conv.inc for the instruction set of `conv_kernel` (its name's last
+// part) that takes calib_wide() on this CPU ("" when none).
+std::string calib_igemm_kernel(const std::string& conv_kernel);
 // Everything the host preset needs but the conv calibration, measured now on `threads` threads:
 // peak, memcpy, dispatch, the plan's dominant conv kernel (`conv_kernel`) and its tile, and for
 // the igemm kernel the L2 / L3 / DRAM read bandwidths.

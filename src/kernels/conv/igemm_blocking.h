@@ -41,6 +41,22 @@ inline Blocking blocking_of(const std::string& kernel) {
   return kernel.find("avx512") != std::string::npos ? kBlockingAvx512 : kBlockingAvx2;
 }
 
+// The register tile in a conv kernel's name ("conv_f32_igemm_6x16_avx2" -> 6 x 16); false when
+// the name carries none.
+inline bool tile_of(const std::string& kernel, int* rows, int* cols) {
+  for (std::size_t at = kernel.find('_'); at != std::string::npos; at = kernel.find('_', at + 1)) {
+    const std::size_t x = kernel.find('x', at + 1), end = kernel.find('_', at + 1);
+    if (x == std::string::npos || end == std::string::npos || x > end || x == at + 1 || x + 1 == end) continue;
+    const std::string r = kernel.substr(at + 1, x - at - 1), c = kernel.substr(x + 1, end - x - 1);
+    if (r.find_first_not_of("0123456789") != std::string::npos || c.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    *rows = std::stoi(r);
+    *cols = std::stoi(c);
+    return true;
+  }
+  return false;
+}
+
 // Packed tiles (each tile's merged rows gathered once, then run against every panel) pay for
 // the gather only over several panels: with one (ResNet's 7x7 stem, 3 -> 64 channels on 64-wide
 // panels) the row-pointer path is faster. A uint8 source is read only through packing.
