@@ -92,7 +92,12 @@ target::Target host_conv_for_kernel(const target::Target& t, const std::string& 
   auto& h = k.host_conv;
   if (!kernels::igemm::tile_of(kernel, &rows, &cols) || (rows == h.mr && cols == h.nr) || h.mr <= 0 || h.nr <= 0)
     return k;
-  *step_cycles *= double(rows) * cols / (double(h.mr) * h.nr);
+  // Its K step and its per-call cost (mostly the store and epilogue of the tile's outputs) scale
+  // with the tile's area.
+  const double area = double(rows) * cols / (double(h.mr) * h.nr);
+  *step_cycles *= area;
+  h.call_cycles *= area;
+  h.partial_call_cycles *= area;
   h.mr = rows;
   h.nr = cols;
   return k;

@@ -98,11 +98,12 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
                             bool weights_from_dram, bool residual = false);
 
 // The measured host's conv model for a plan's igemm kernel other than the one the calibration
-// timed (t.host_conv's tile): `kernel`'s register tile, and *step_cycles scaled by its FMAs per
-// K step against the calibrated tile's (the calibrated efficiency and per-event costs taken for
-// it). Unchanged when the tile is the calibrated one or the name carries none. (MobileNetV2's
-// short 1x1s run on the 8x32 kernel; on the calibrated 6x64 tile the model spread 16 or 24
-// output channels over 64-wide panels and came out 40-100% over.)
+// timed (t.host_conv's tile): `kernel`'s register tile, with *step_cycles and the per-call costs
+// scaled by its area against the calibrated tile's (the calibrated efficiency and other costs
+// taken for it). Unchanged when the tile is the calibrated one or the name carries none.
+// (MobileNetV2's short 1x1s run on the 8x32 kernel: on the calibrated 6x64 tile the model spread
+// 16 or 24 output channels over 64-wide panels and came out 40-100% over; with the 6x64 tile's
+// call cost per 8x32 call, its K = 16 to 32 layers were still 28-59% over, now 6-28%.)
 target::Target host_conv_for_kernel(const target::Target& t, const std::string& kernel, double* step_cycles);
 
 }  // namespace systolic::sim

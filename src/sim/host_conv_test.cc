@@ -337,7 +337,8 @@ TEST(HostConvSim, KernelNamesCarryTheirTile) {
 }
 
 // A plan's other igemm kernel is costed on its own tile at the calibrated efficiency: 8x32 does
-// 256 of the 6x64 tile's 384 MACs a K step, so its step takes 2/3 of the calibrated one. A 1x1
+// 256 of the 6x64 tile's 384 MACs a K step, so its step and its call cost are 2/3 of the
+// calibrated ones (calls are free here; see the end). A 1x1
 // 32 -> 16 over 16x16 pixels on one thread, 1 cycle a calibrated step, free weights and no
 // per-call cost: on 6x64 one 64-wide panel, 43 tiles (41 of 6 rows, 2 of 5) x 32 K steps; on
 // 8x32 one 32-wide panel, 32 full tiles x 32 K steps x 2/3.
@@ -359,6 +360,11 @@ TEST(HostConvSim, OtherKernelsRunOnTheirOwnTile) {
   step = 1;
   EXPECT_EQ(host_conv_for_kernel(t, "conv_f32_dw_avx512", &step).host_conv.mr, 6);
   EXPECT_DOUBLE_EQ(step, 1);
+  t.host_conv.call_cycles = 300;
+  t.host_conv.partial_call_cycles = 60;
+  const target::Target calls = host_conv_for_kernel(t, "conv_f32_igemm_8x32_avx512", &step);
+  EXPECT_DOUBLE_EQ(calls.host_conv.call_cycles, 200);
+  EXPECT_DOUBLE_EQ(calls.host_conv.partial_call_cycles, 40);
 }
 
 // The measured host carries the kernel's budgets, all-panels rule included: layer1.0.conv3 on
