@@ -113,6 +113,24 @@ kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1
 // K = 768: six K blocks of partial sums per tile x panel on AVX-512's 64-wide panels, three on
 // AVX2's 16-wide ones.
 kernels::ConvParams calib_deep() { return calib_shape(768, 192, 16, 1, 1); }
+kernels::ConvParams calib_dw() {
+  kernels::ConvParams p = calib_shape(128, 128, 56, 3, 1);
+  p.groups = 128;
+  return p;
+}
+
+std::string calib_dw_kernel(const std::string& conv_kernel) {
+  const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
+  std::size_t n;
+  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string name = all[i].name;
+    if (name.find("_dw_") != std::string::npos && name.substr(name.rfind('_') + 1) == isa &&
+        all[i].accepts(calib_dw(), host_cpu(), nullptr))
+      return name;
+  }
+  return "";
+}
 
 std::string calib_winograd_kernel(const std::string& conv_kernel) {
   const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
@@ -219,6 +237,14 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
           return sim::host_winograd_time(calib_wide(), wtile, y, x, false).cycles;
         },
         elapsed(s.winograd), 0, 50);
+  // The depthwise kernel: the bytes it reads and writes over its time less the dispatch (the
+  // simulator costs a depthwise conv as a vector step streaming them at this rate).
+  if (s.dw > 0) {
+    const kernels::ConvParams d = calib_dw();
+    const double bytes = 4.0 * (double(d.ih) * d.iw * d.ic + double(d.oh) * d.ow * d.oc);
+    const double secs = s.dw - dispatch_us * 1e-6;
+    if (secs > 0) c.dw_gbs = bytes / secs / 1e9;
+  }
   c.efficiency = c0 / x;
   c.setup_cycles = e.setup;
   c.gather_cycles = e.gather;
@@ -358,6 +384,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->wino_float_cycles = c.wino_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
     if (c.dispatch_us >= 0) m->launch_us = c.dispatch_us;
+    m->dw_gbs = c.dw_gbs;
     m->reread_gbs = c.reread_gbs;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);

@@ -47,9 +47,12 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   };
   const CalibrationTimes times{secs(calib_wide(), x),    secs(calib_narrow(), x), secs(calib_stem(), x),
                                secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
-                               secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x)};
+                               secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x),
+                               // the depthwise conv's 2 x 56 x 56 x 128 floats at 32 GB/s, plus dispatch
+                               2.0 * 56 * 56 * 128 * 4 / 32e9 + m.launch_us * 1e-6};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
+  EXPECT_NEAR(c.dw_gbs, 32, 1e-9);
   EXPECT_NEAR(c.wino_float_cycles, wino, 1e-3);
   EXPECT_NEAR(c.efficiency, 0.8, 1e-4);
   EXPECT_NEAR(c.call_cycles, call, 0.05);
@@ -91,7 +94,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   const target::HostMeasurements m = round_host(1);
   const double wide = kWide, narrow = kNarrow, stem = kStem, strided = kStrided, short_k = kShort, twin = kTwin,
                deep = kDeep;
-  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin, -1, "", deep};
+  const double dw = 0.1e-3;
+  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin, -1, "", deep, dw};
   const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
@@ -108,6 +112,7 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.short_s.push_back(short_k * load[i]);
     r.twin_s.push_back(twin * load[i]);
     r.deep_s.push_back(deep * load[i]);
+    r.dw_s.push_back(dw * load[i]);
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -127,6 +132,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_NEAR(c.strided_step_cycles, expect.strided_step_cycles, 1e-6);
   EXPECT_NEAR(c.call_cycles, expect.call_cycles, 1e-6);
   EXPECT_NEAR(c.partial_call_cycles, expect.partial_call_cycles, 1e-6);
+  EXPECT_NEAR(c.dw_gbs, expect.dw_gbs, 1e-9);
+  EXPECT_GT(expect.dw_gbs, 0);
   EXPECT_GT(expect.strided_step_cycles, 0);
   EXPECT_GT(expect.partial_call_cycles, 0);
   EXPECT_GT(expect.call_cycles, 0);

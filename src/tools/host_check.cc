@@ -189,12 +189,13 @@ std::string format_check(const CheckReport& c) {
   if (h.tap_setup_cycles >= 0) {
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
-                  "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float; "
+                  "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
+                  "depthwise %.1f GB/s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.strided_step_cycles),
-                  std::max(0.0, h.wino_float_cycles),
+                  std::max(0.0, h.wino_float_cycles), h.dw_gbs,
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
                   h.reread_gbs[3]);
     out.pop_back();
@@ -246,7 +247,7 @@ nlohmann::json check_json(const CheckReport& c) {
                {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
                {"strided_step_cycles", c.host.strided_step_cycles}, {"call_cycles", c.host.call_cycles},
                {"partial_call_cycles", c.host.partial_call_cycles},
-               {"wino_float_cycles", c.host.wino_float_cycles},
+               {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_gbs", c.host.dw_gbs},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
                {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs}};
   j["layers"] = nlohmann::json::array();

@@ -47,6 +47,8 @@ struct ConvCalibration {
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
   std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
   double dispatch_us = -1;  // median pool dispatch over the rounds (< 0: not sampled)
+  // Bytes read and written per second by the depthwise kernel on calib_dw() (0: not measured).
+  double dw_gbs = 0;
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
@@ -61,6 +63,12 @@ kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
 kernels::ConvParams calib_deep();
+// Depthwise 3x3, 128 channels, 56x56, stride 1, pad 1: the plan's depthwise kernel streams its
+// input and output (1.6 MB each) past its FMAs.
+kernels::ConvParams calib_dw();
+// The first depthwise kernel of conv.inc for the instruction set of `conv_kernel` that takes
+// calib_dw() on this CPU ("" when none).
+std::string calib_dw_kernel(const std::string& conv_kernel);
 // The first Winograd kernel of conv.inc that takes calib_wide() on this CPU, for the instruction
 // set of `conv_kernel` (its name's last part, e.g. "avx2"): a plan's direct and Winograd convs
 // run on the same ISA ("" when none).
@@ -71,6 +79,7 @@ struct CalibrationTimes {
   double winograd = -1;  // the wide shape on winograd_kernel
   std::string winograd_kernel{};
   double deep = -1;
+  double dw = -1;  // calib_dw() on calib_dw_kernel
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

@@ -20,6 +20,7 @@ namespace systolic::tools {
 struct CalibrationRounds {
   std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, deep_s, peak_gflops;
   std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
+  std::vector<double> dw_s;        // calib_dw() on calib_dw_kernel (empty: none takes it)
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
@@ -55,11 +56,11 @@ class ConvCalibrator {
 
  private:
   struct Conv;
-  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, deep, Winograd
+  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, deep, Winograd, depthwise
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);
-  double timed(Conv& c);
+  double timed(Conv& c, bool touch_out = false);
   int threads_ = 1;
   ThreadPool own_;
   pthreadpool_t pool_ = nullptr;
