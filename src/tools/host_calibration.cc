@@ -119,30 +119,36 @@ kernels::ConvParams calib_dw() {
   return p;
 }
 
-std::string calib_dw_kernel(const std::string& conv_kernel) {
+namespace {
+
+// The first kernel of conv.inc on `conv_kernel`'s instruction set (its name's last part) whose
+// name `family` accepts and that takes `shape` on this CPU ("" when none).
+template <class Family>
+std::string first_of_isa(const std::string& conv_kernel, Family family, const kernels::ConvParams& shape) {
   const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
   std::size_t n;
   const kernels::ConvKernel* all = kernels::conv_kernels(&n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::string name = all[i].name;
-    if (name.find("_dw_") != std::string::npos && name.substr(name.rfind('_') + 1) == isa &&
-        all[i].accepts(calib_dw(), host_cpu(), nullptr))
+    if (family(name) && name.substr(name.rfind('_') + 1) == isa && all[i].accepts(shape, host_cpu(), nullptr))
       return name;
   }
   return "";
 }
 
+}  // namespace
+
+std::string calib_dw_kernel(const std::string& conv_kernel) {
+  return first_of_isa(conv_kernel, [](const std::string& k) { return k.find("_dw_") != std::string::npos; }, calib_dw());
+}
+
 std::string calib_winograd_kernel(const std::string& conv_kernel) {
-  const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
-  std::size_t n;
-  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string name = all[i].name;
-    if (sim::winograd_tile_of(name) > 0 && name.substr(name.rfind('_') + 1) == isa &&
-        all[i].accepts(calib_wide(), host_cpu(), nullptr))
-      return name;
-  }
-  return "";
+  return first_of_isa(conv_kernel, [](const std::string& k) { return sim::winograd_tile_of(k) > 0; }, calib_wide());
+}
+
+std::string calib_igemm_kernel(const std::string& conv_kernel) {
+  return first_of_isa(conv_kernel, [](const std::string& k) { return k.find("igemm") != std::string::npos; },
+                      calib_wide());
 }
 
 namespace {
@@ -307,19 +313,6 @@ double measured_read_gbs(int threads, std::size_t bytes_per_thread) {
     best = std::max(best, double(bytes_per_thread) * threads * passes / seconds_since(t0) / 1e9);
   }
   return best;
-}
-
-std::string calib_igemm_kernel(const std::string& conv_kernel) {
-  const std::string isa = conv_kernel.substr(conv_kernel.rfind('_') + 1);
-  std::size_t n;
-  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::string name = all[i].name;
-    if (name.find("igemm") != std::string::npos && name.substr(name.rfind('_') + 1) == isa &&
-        all[i].accepts(calib_wide(), host_cpu(), nullptr))
-      return name;
-  }
-  return "";
 }
 
 std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
