@@ -173,8 +173,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
         double step = 1.0 / rate->macs_per_pe_cycle;
         const target::Target tk = host_conv_for_kernel(t, n.s("kernel", ""), &step);
         ops.host_cycles = host_conv_time(cp, tk, step, weights_from_dram, n.in(3) >= 0).cycles;
-      }
-      else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
+      } else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
         ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));
       ops.input_onchip = w.resident(n.in(0));
