@@ -22,7 +22,7 @@ double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double bu
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernel's structure costs (sim/host_conv.h), from eight calibration convs timed on
+// The conv kernels' structure costs (sim/host_conv.h), from nine calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
@@ -34,8 +34,10 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
 // rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768 -> 192,
 // 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost of a
-// call that stores partial sums. Every conv is timed with its input just read by the pool's
-// threads (a model's layer reads what the layer before it just wrote).
+// call that stores partial sums; a depthwise 3x3 (128 channels, 56x56) on the ISA's depthwise
+// kernel the bytes it streams per second. Every conv is timed with its input just read by the
+// pool's threads (a model's layer reads what the layer before it just wrote), the depthwise one
+// with its output too.
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
@@ -54,8 +56,8 @@ ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::H
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
 // one (3 -> 128, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
-// 56x56) with its stride-1 twin (28x28), a short-K 1x1 (64 -> 256, 32x32) and a deep-K 1x1
-// (768 -> 192, 16x16). Synthetic shapes, not any model's layers.
+// 56x56) with its stride-1 twin (28x28), a short-K 1x1 (64 -> 256, 32x32), a deep-K 1x1
+// (768 -> 192, 16x16) and a depthwise 3x3 (calib_dw). Synthetic shapes, not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();

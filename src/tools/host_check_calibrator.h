@@ -1,6 +1,7 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short, _strided_twin, _deep), one short FMA peak loop and one read pass over a buffer past the L3, back to back, so
+// _short, _strided_twin, _deep, _dw), a dispatch sample, one short FMA peak loop and one read
+// pass over a buffer past the L3, back to back, so
 // a burst of load from another process lands on one round's shapes alike; the solve then uses
 // per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
 // the rounds see the load and memory traffic the runs see.
