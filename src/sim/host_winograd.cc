@@ -44,7 +44,12 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
     for (int gi = 0; gi < g.groups; ++gi) {
       const int pn0 = int(long(gi) * g.panels / g.groups), pn1 = int(long(gi + 1) * g.panels / g.groups);
       const int channels = std::min(p.oc, pn1 * nr) - pn0 * nr;
-      const double chunk = share * kstep + calls * h.call_cycles;  // one element of one panel
+      // One element of one panel: its calls store raw sums into the element's scratch (no bias,
+      // residual or activation), as a K split's partial calls do. (At the full call's cost,
+      // the 128-channel calibration folded the difference into the transform cost: ResNet-50's
+      // 64-channel layer1 convs came out 4-6 points further over, its 256-channel layer3 ones
+      // ~2 further under at batch 1.)
+      const double chunk = share * kstep + calls * h.partial_call_cycles;
       const double gemm = double(pn1 - pn0) * elems * chunk;
       // The kernel fetches the next element's (or panel's) weights while it runs the current
       // one (conv_winograd.h): only the task's first waits beyond its first tile.

@@ -50,6 +50,17 @@ TEST(HostWinograd, GemmStepsMatchTheTileCount) {
   EXPECT_GE(t.cycles, t.busy / 2);  // two threads at best halve it
 }
 
+// The GEMMs store raw sums into the element's scratch (no bias, residual or activation): each
+// MR-row call costs a K split's partial call, not a full one. 36 elements x 24 calls x 1 panel.
+TEST(HostWinograd, GemmCallsCostPartialCalls) {
+  const kernels::ConvParams p = conv3x3(1, 64, 48);
+  target::Target t = host(0);
+  const double base = host_winograd_time(p, 4, t, 1.0, false).busy;
+  t.host_conv.call_cycles = 1000;  // the direct kernel's full call: not charged here
+  t.host_conv.partial_call_cycles = 10;
+  EXPECT_DOUBLE_EQ(host_winograd_time(p, 4, t, 1.0, false).busy - base, 36.0 * 24 * 10);
+}
+
 // Each transformed float costs wino_float_cycles: input (ic) and output (oc) floats per element
 // per tile, input again for every panel group of a block.
 TEST(HostWinograd, TransformsCostPerFloat) {

@@ -231,14 +231,15 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     c.partial_call_cycles = solve_increasing(
         [&](double v) { return model(calib_deep(), x, Events{e.setup, e.gather, e.strided, e.call, v}); },
         elapsed(s.deep), 0, 4000);
-  // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and call cost
-  // just found.
+  // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and partial-call
+  // cost just found (they store raw sums into the element's scratch).
   const int wtile = sim::winograd_tile_of(s.winograd_kernel);
   if (s.winograd > 0 && wtile > 0)
     c.wino_float_cycles = solve_increasing(
         [&](double v) {
           target::Target y = t;
           y.host_conv.call_cycles = e.call;
+          y.host_conv.partial_call_cycles = c.partial_call_cycles >= 0 ? c.partial_call_cycles : e.call;
           y.host_conv.wino_float_cycles = v;
           return sim::host_winograd_time(calib_wide(), wtile, y, x, false).cycles;
         },
