@@ -2,7 +2,6 @@
 // file, captured stdout/stderr, and the check that an error is one clean line.
 #pragma once
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

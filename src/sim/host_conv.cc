@@ -172,11 +172,11 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   };
   std::vector<int64_t> first_pos(static_cast<std::size_t>(groups), INT64_MAX), readers(static_cast<std::size_t>(groups), 0);
   for (int64_t j = 0; j < n; ++j) {
-    int64_t& f = first_pos[static_cast<std::size_t>(j % groups)];
-    f = std::min(f, position(j));
+    const std::size_t g = static_cast<std::size_t>(j % groups);
+    const int64_t q = position(j);
+    if (q < first_pos[g]) first_pos[g] = q, readers[g] = 1;
+    else if (q == first_pos[g]) ++readers[g];
   }
-  for (int64_t j = 0; j < n; ++j)
-    if (position(j) == first_pos[static_cast<std::size_t>(j % groups)]) ++readers[static_cast<std::size_t>(j % groups)];
   // On the K-split and panel-outer paths a task streams its panels' weights through L1 once, the
   // kernel fetching each K block (or panel) into L2 while the one before it runs (conv_igemm.h).
   // Measured, the first pass's stream is not hidden behind the FMAs: ResNet-50's layer4 at batch

@@ -334,6 +334,9 @@ TEST(HostConvSim, KernelNamesCarryTheirTile) {
   EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_dw_avx512", &r, &c));
   EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_winograd_f4x3_avx512", &r, &c));
   EXPECT_FALSE(kernels::igemm::tile_of("", &r, &c));
+  EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_igemm_0x32_avx512", &r, &c));
+  EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_igemm_99999999999x32_avx512", &r, &c));
+  EXPECT_FALSE(kernels::igemm::tile_of("conv_f32_igemm_x32_avx512", &r, &c));
 }
 
 // A plan's other igemm kernel is costed on its own tile at the calibrated efficiency: 8x32 does

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>

@@ -187,15 +187,17 @@ std::string format_check(const CheckReport& c) {
                 c.threads, h.fp32_peak_gflops, h.dram_gbs, 100 * h.conv_efficiency, h.tile_rows, h.tile_cols, h.launch_us);
   out += buf;
   if (h.tap_setup_cycles >= 0) {
+    // No depthwise kernel on this ISA: its convs stream at the memcpy bandwidth instead.
+    const std::string dw = h.dw_gbs > 0 ? std::to_string(int(h.dw_gbs + 0.5)) + " GB/s" : "not measured";
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
                   "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
-                  "depthwise %.1f GB/s; "
+                  "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.strided_step_cycles),
-                  std::max(0.0, h.wino_float_cycles), h.dw_gbs,
+                  std::max(0.0, h.wino_float_cycles), dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
                   h.reread_gbs[3]);
     out.pop_back();

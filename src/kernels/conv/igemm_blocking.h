@@ -42,16 +42,20 @@ inline Blocking blocking_of(const std::string& kernel) {
 }
 
 // The register tile in a conv kernel's name ("conv_f32_igemm_6x16_avx2" -> 6 x 16); false when
-// the name carries none.
+// the name carries none (a tile is 1-3 digits each way, neither 0: a name read from a damaged
+// plan cannot make it overflow or divide by zero).
 inline bool tile_of(const std::string& kernel, int* rows, int* cols) {
+  auto number = [](const std::string& s) {
+    if (s.empty() || s.size() > 3 || s.find_first_not_of("0123456789") != std::string::npos) return 0;
+    return std::stoi(s);
+  };
   for (std::size_t at = kernel.find('_'); at != std::string::npos; at = kernel.find('_', at + 1)) {
     const std::size_t x = kernel.find('x', at + 1), end = kernel.find('_', at + 1);
-    if (x == std::string::npos || end == std::string::npos || x > end || x == at + 1 || x + 1 == end) continue;
-    const std::string r = kernel.substr(at + 1, x - at - 1), c = kernel.substr(x + 1, end - x - 1);
-    if (r.find_first_not_of("0123456789") != std::string::npos || c.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    *rows = std::stoi(r);
-    *cols = std::stoi(c);
+    if (x == std::string::npos || end == std::string::npos || x > end) continue;
+    const int r = number(kernel.substr(at + 1, x - at - 1)), c = number(kernel.substr(x + 1, end - x - 1));
+    if (r <= 0 || c <= 0) continue;
+    *rows = r;
+    *cols = c;
     return true;
   }
   return false;
