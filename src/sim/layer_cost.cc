@@ -77,7 +77,7 @@ LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixO
 }
 
 LayerCost cost_vector(const std::string& name, const std::string& op, double work_elems, double onchip_bytes,
-                      double offchip_bytes, const target::Target& t, const SimOptions& o) {
+                      double offchip_bytes, const target::Target& t, const SimOptions& o, double stream_cycles) {
   LayerCost l;
   l.name = name;
   l.op = op;
@@ -87,6 +87,7 @@ LayerCost cost_vector(const std::string& name, const std::string& op, double wor
   // Host-style targets stream every byte a vector step touches at `vector_gbs`.
   l.memory_cycles = t.vector_gbs > 0 ? to_cycles(onchip_bytes, t.vector_gbs, t.clock_ghz)
                                      : memory_cycles(onchip_bytes, offchip_bytes, t);
+  if (stream_cycles > 0) l.memory_cycles = static_cast<int64_t>(std::llround(stream_cycles));
   finish_layer(&l, t, o, 0);
   return l;
 }

@@ -4,6 +4,7 @@
 
 #include "interp/nn_geometry.h"
 #include "sim/host_conv.h"
+#include "sim/host_dw.h"
 #include "sim/host_winograd.h"
 #include "sim/simulate.h"
 
@@ -149,9 +150,10 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       SYSTOLIC_RETURN_IF_ERROR(gemm_of_node(w, n, &gs, &label, &cp));
       // On a host-style target a depthwise conv runs on the vector units (kernels/conv/conv_dw.h),
       // not as a GEMM: its MACs are vector work and it streams its activations like the other
-      // vector steps, at the depthwise kernel's calibrated rate when there is one. (As a GEMM,
-      // one output channel per group on a 1 x W array, MobileNetV2's depthwise convs came out
-      // 5-11x their measured time.)
+      // vector steps, or as the depthwise kernel's reads, writes and output rows at their
+      // calibrated costs (sim/host_dw.h) when the host has them. (As a GEMM, one output channel
+      // per group on a 1 x W array, MobileNetV2's depthwise convs came out 5-11x their measured
+      // time; as bytes at one calibrated rate, its 7x7 ones 47-73% under on a 2-core Zen 5.)
       if (n.op == ir::Op::Conv && t.vector_gbs > 0 && n.s("kernel", "").find("_dw_") != std::string::npos) {
         const double macs = double(cp.n) * cp.oh * cp.ow * cp.oc * (cp.ic / std::max(1, cp.groups)) * cp.kh * cp.kw;
         double on = 0, off = 0;
@@ -160,9 +162,8 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
           on += w.tbytes(id);
           if (!w.resident(id)) off += w.tbytes(id);
         }
-        target::Target dt = t;  // at the depthwise kernel's measured rate when the host has one
-        if (t.host_conv.dw_gbs > 0) dt.vector_gbs = t.host_conv.dw_gbs;
-        LayerCost l = cost_vector(name, "depthwise", macs, on, off, dt, o);
+        const double written = out >= 0 ? w.tbytes(out) : 0;
+        LayerCost l = cost_vector(name, "depthwise", macs, on, off, t, o, host_dw_cycles(cp, on - written, written, t));
         if (n.in(2) >= 0) l.fused = "bias";
         if (n.has("act") && n.i("act", 0) != 0) l.fused += std::string(l.fused.empty() ? "" : "+") + act_label(n.i("act", 0));
         r.layers.push_back(std::move(l));

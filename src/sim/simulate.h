@@ -61,8 +61,10 @@ struct MatrixOperands {
 // Cost of one matrix op / one vector op on `t` at precision `rate`.
 LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixOperands& ops,
                       const target::Target& t, const target::PrecisionRate& rate, const SimOptions& o);
+// `stream_cycles` > 0: the op's transfer time in core-cycles, as its own model has it (a host
+// depthwise conv's, sim/host_dw.h), instead of its bytes at the target's bandwidth.
 LayerCost cost_vector(const std::string& name, const std::string& op, double work_elems, double onchip_bytes,
-                      double offchip_bytes, const target::Target& t, const SimOptions& o);
+                      double offchip_bytes, const target::Target& t, const SimOptions& o, double stream_cycles = 0);
 
 // Resolves the precision (falling back, with a note, when the target lacks it).
 // Fills the report's header (target, convention, precision, batch) and returns the precision's

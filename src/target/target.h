@@ -56,10 +56,12 @@ struct HostConvModel {
   // Winograd kernels (sim/host_winograd.h): per float of a tile's transformed input or output,
   // core-cycles.
   double wino_float_cycles = 0;
-  // What a depthwise conv kernel (kernels/conv/conv_dw.h) reads and writes per second, all
-  // threads (0: the memcpy bandwidth the other vector steps stream at). MobileNetV2's depthwise
-  // convs ran at 20-43 GB/s where memcpy gives 50-55.
-  double dw_gbs = 0;
+  // A depthwise conv kernel (kernels/conv/conv_dw.h, sim/host_dw.h): what it reads and what it
+  // writes per second, all threads (0: not measured; it then streams every byte at vector_gbs),
+  // and its fixed cost per output row of 16 channels on one thread, core-cycles. MobileNetV2's
+  // depthwise convs ran at 20-43 GB/s of both together where memcpy gives 50-55, its 7x7 ones
+  // at 15.
+  double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;
   double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
   double dram_gbs = 0;            // measured read bandwidth of a buffer past the L3 (0: offchip_gbs)
   // Measured bandwidth of reading again, right away, kRereadProbes[i] bytes that one pass has
@@ -128,7 +130,7 @@ struct HostMeasurements {
   double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
   double partial_call_cycles = -1; // the same for a K-split conv's partial calls (< 0: call_cycles)
   double wino_float_cycles = -1;   // per transformed float (HostConvModel), core-cycles
-  double dw_gbs = 0;               // bytes a depthwise kernel reads and writes per second (HostConvModel)
+  double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;  // HostConvModel's (0: not measured)
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
   std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs

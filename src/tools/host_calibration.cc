@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
 #include "sim/host_conv.h"
+#include "sim/host_dw.h"
 #include "sim/host_winograd.h"
 #include "target/target.h"
 #include "tools/bandwidth.h"
@@ -115,6 +117,16 @@ kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1
 kernels::ConvParams calib_deep() { return calib_shape(768, 192, 16, 1, 1); }
 kernels::ConvParams calib_dw() {
   kernels::ConvParams p = calib_shape(128, 128, 56, 3, 1);
+  p.groups = 128;
+  return p;
+}
+kernels::ConvParams calib_dw_rows() {
+  kernels::ConvParams p = calib_shape(512, 512, 7, 3, 1);
+  p.groups = 512;
+  return p;
+}
+kernels::ConvParams calib_dw_strided() {
+  kernels::ConvParams p = calib_shape(128, 128, 56, 3, 2);
   p.groups = 128;
   return p;
 }
@@ -244,13 +256,50 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
           return sim::host_winograd_time(calib_wide(), wtile, y, x, false).cycles;
         },
         elapsed(s.winograd), 0, 50);
-  // The depthwise kernel: the bytes it reads and writes over its time less the dispatch (the
-  // simulator costs a depthwise conv as a vector step streaming them at this rate).
+  // The depthwise kernel: its three convs, less the dispatch, as bytes read at one rate, bytes
+  // written at another and a cost per output row segment (sim/host_dw.h), solved together.
+  // Without the strided one (or when the three give a rate or cost <= 0: noise), reads and
+  // writes share a rate, from the other two; without those, the long-row conv's bytes alone.
   if (s.dw > 0) {
-    const kernels::ConvParams d = calib_dw();
-    const double bytes = 4.0 * (double(d.ih) * d.iw * d.ic + double(d.oh) * d.ow * d.oc);
-    const double secs = s.dw - dispatch_us * 1e-6;
-    if (secs > 0) c.dw_gbs = bytes / secs / 1e9;
+    struct Row {
+      double read, written, segments, cycles;
+    };
+    auto row = [&](const kernels::ConvParams& d, double secs) {
+      return Row{4.0 * d.ih * d.iw * d.ic, 4.0 * d.oh * d.ow * d.oc, sim::host_dw_segments(d) / threads,
+                 secs > 0 ? elapsed(secs) : -1};
+    };
+    const Row l = row(calib_dw(), s.dw), r = row(calib_dw_rows(), s.dw_rows), st = row(calib_dw_strided(), s.dw_strided);
+    // Cycles per byte read, per byte written and per row segment on one thread.
+    double rd = 0, wr = 0, seg = 0;
+    auto det3 = [](const Row& a, const Row& b, const Row& c) {
+      return a.read * (b.written * c.segments - b.segments * c.written) -
+             a.written * (b.read * c.segments - b.segments * c.read) + a.segments * (b.read * c.written - b.written * c.read);
+    };
+    const double d = det3(l, r, st);
+    if (r.cycles > 0 && st.cycles > 0 && std::abs(d) > 0) {
+      // Cramer's rule: each unknown's column replaced by the measured cycles.
+      auto with = [](Row x, int col) {
+        (col == 0 ? x.read : col == 1 ? x.written : x.segments) = x.cycles;
+        return x;
+      };
+      rd = det3(with(l, 0), with(r, 0), with(st, 0)) / d;
+      wr = det3(with(l, 1), with(r, 1), with(st, 1)) / d;
+      seg = det3(with(l, 2), with(r, 2), with(st, 2)) / d;
+    }
+    if (!(rd > 0 && wr > 0 && seg > 0)) {
+      rd = wr = seg = 0;
+      const double bl = l.read + l.written, br = r.read + r.written, dd = bl * r.segments - br * l.segments;
+      if (r.cycles > 0 && dd > 0) {
+        const double x = (l.cycles * r.segments - r.cycles * l.segments) / dd, y = (bl * r.cycles - br * l.cycles) / dd;
+        if (x > 0 && y > 0) rd = wr = x, seg = y;
+      }
+      if (seg <= 0) rd = wr = bl > 0 ? l.cycles / bl : 0, seg = 0;
+    }
+    if (rd > 0 && wr > 0) {
+      c.dw_read_gbs = t.clock_ghz / rd;  // (cycles/ns) / (cycles/byte) = bytes/ns = GB/s
+      c.dw_write_gbs = t.clock_ghz / wr;
+      c.dw_row_cycles = seg;
+    }
   }
   c.efficiency = c0 / x;
   c.setup_cycles = e.setup;
@@ -378,7 +427,9 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->wino_float_cycles = c.wino_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
     if (c.dispatch_us >= 0) m->launch_us = c.dispatch_us;
-    m->dw_gbs = c.dw_gbs;
+    m->dw_read_gbs = c.dw_read_gbs;
+    m->dw_write_gbs = c.dw_write_gbs;
+    m->dw_row_cycles = c.dw_row_cycles;
     m->reread_gbs = c.reread_gbs;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);

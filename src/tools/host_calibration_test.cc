@@ -6,6 +6,7 @@
 #include "interp/nn_geometry.h"
 #include "plan/program.h"
 #include "sim/host_conv.h"
+#include "sim/host_dw.h"
 #include "sim/host_winograd.h"
 #include "target/target.h"
 #include "tools/host_check.h"
@@ -45,14 +46,46 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
     const double cycles = tile ? sim::host_winograd_time(p, tile, u, step, false).cycles : sim::host_conv_time(p, u, step, false).cycles;
     return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
+  // The depthwise convs: reads at 40 GB/s, writes at 25, 200 cycles per row of 16 channels.
+  auto dw_secs = [&](const kernels::ConvParams& p) {
+    target::Target u = t;
+    u.host_conv.dw_read_gbs = 40;
+    u.host_conv.dw_write_gbs = 25;
+    u.host_conv.dw_row_cycles = 200;
+    const double cycles = sim::host_dw_cycles(p, 4.0 * p.ih * p.iw * p.ic, 4.0 * p.oh * p.ow * p.oc, u);
+    return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
+  };
   const CalibrationTimes times{secs(calib_wide(), x),    secs(calib_narrow(), x), secs(calib_stem(), x),
                                secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
                                secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x),
-                               // the depthwise conv's 2 x 56 x 56 x 128 floats at 32 GB/s, plus dispatch
-                               2.0 * 56 * 56 * 128 * 4 / 32e9 + m.launch_us * 1e-6};
+                               dw_secs(calib_dw()), dw_secs(calib_dw_rows()), dw_secs(calib_dw_strided())};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
-  EXPECT_NEAR(c.dw_gbs, 32, 1e-9);
+  EXPECT_NEAR(c.dw_read_gbs, 40, 1e-6);
+  EXPECT_NEAR(c.dw_write_gbs, 25, 1e-6);
+  EXPECT_NEAR(c.dw_row_cycles, 200, 1e-6);
+  // Without the strided conv, reads and writes share one rate: with the row cost it makes both
+  // other convs as long as measured.
+  CalibrationTimes two = times;
+  two.dw_strided = -1;
+  const ConvCalibration c2 = solve_conv_calibration(m, m.launch_us, two);
+  ASSERT_GT(c2.dw_read_gbs, 0);
+  EXPECT_DOUBLE_EQ(c2.dw_read_gbs, c2.dw_write_gbs);
+  EXPECT_GT(c2.dw_row_cycles, 0);
+  for (const auto& p : {calib_dw(), calib_dw_rows()}) {
+    target::Target u = t;
+    u.host_conv.dw_read_gbs = u.host_conv.dw_write_gbs = c2.dw_read_gbs;
+    u.host_conv.dw_row_cycles = c2.dw_row_cycles;
+    const double cycles = sim::host_dw_cycles(p, 4.0 * p.ih * p.iw * p.ic, 4.0 * p.oh * p.ow * p.oc, u);
+    EXPECT_NEAR(cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6, dw_secs(p), 1e-12);
+  }
+  // Only the long-row conv: its bytes over its time, no row cost.
+  CalibrationTimes one = two;
+  one.dw_rows = -1;
+  const ConvCalibration c1 = solve_conv_calibration(m, m.launch_us, one);
+  const kernels::ConvParams l = calib_dw();
+  EXPECT_NEAR(c1.dw_read_gbs, 8.0 * l.ih * l.iw * l.ic / (dw_secs(l) - m.launch_us * 1e-6) / 1e9, 1e-9);
+  EXPECT_DOUBLE_EQ(c1.dw_row_cycles, 0);
   EXPECT_NEAR(c.wino_float_cycles, wino, 1e-3);
   EXPECT_NEAR(c.efficiency, 0.8, 1e-4);
   EXPECT_NEAR(c.call_cycles, call, 0.05);
@@ -94,8 +127,10 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   const target::HostMeasurements m = round_host(1);
   const double wide = kWide, narrow = kNarrow, stem = kStem, strided = kStrided, short_k = kShort, twin = kTwin,
                deep = kDeep;
-  const double dw = 0.1e-3;
-  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin, -1, "", deep, dw};
+  // Depthwise: long rows, short rows, stride 2 (times the three-way solve takes to positive
+  // rates and row cost, reads faster than writes, as measured).
+  const double dw = 0.1e-3, dw_rows = 0.02e-3, dw_strided = 0.035e-3;
+  const CalibrationTimes clean_times{wide, narrow, stem, strided, short_k, twin, -1, "", deep, dw, dw_rows, dw_strided};
   const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
@@ -113,6 +148,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.twin_s.push_back(twin * load[i]);
     r.deep_s.push_back(deep * load[i]);
     r.dw_s.push_back(dw * load[i]);
+    r.dw_rows_s.push_back(dw_rows * load[i]);
+    r.dw_strided_s.push_back(dw_strided * load[i]);
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -132,8 +169,12 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_NEAR(c.strided_step_cycles, expect.strided_step_cycles, 1e-6);
   EXPECT_NEAR(c.call_cycles, expect.call_cycles, 1e-6);
   EXPECT_NEAR(c.partial_call_cycles, expect.partial_call_cycles, 1e-6);
-  EXPECT_NEAR(c.dw_gbs, expect.dw_gbs, 1e-9);
-  EXPECT_GT(expect.dw_gbs, 0);
+  EXPECT_NEAR(c.dw_read_gbs, expect.dw_read_gbs, 1e-9);
+  EXPECT_NEAR(c.dw_write_gbs, expect.dw_write_gbs, 1e-9);
+  EXPECT_NEAR(c.dw_row_cycles, expect.dw_row_cycles, 1e-6);
+  EXPECT_GT(expect.dw_row_cycles, 0);
+  EXPECT_GT(expect.dw_write_gbs, 0);
+  EXPECT_GT(expect.dw_read_gbs, expect.dw_write_gbs);
   EXPECT_GT(expect.strided_step_cycles, 0);
   EXPECT_GT(expect.partial_call_cycles, 0);
   EXPECT_GT(expect.call_cycles, 0);
@@ -266,6 +307,16 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
     EXPECT_EQ(a.pb, b.pb);
     EXPECT_EQ(a.pixel_outer, b.pixel_outer);
   }
+  // The depthwise three: the long-row and the short-row conv read and write alike, over 448 and
+  // 224 rows of 16 channels; the strided one reads four bytes a byte it writes.
+  const kernels::ConvParams dl = calib_dw(), dr = calib_dw_rows(), ds = calib_dw_strided();
+  for (const auto& p : {dl, dr, ds}) EXPECT_TRUE(p.groups == p.ic && p.ic == p.oc && p.kh == 3);
+  EXPECT_EQ(dl.oh * dl.ow, dl.ih * dl.iw);
+  EXPECT_EQ(dr.oh * dr.ow, dr.ih * dr.iw);
+  EXPECT_EQ(ds.ih * ds.iw, 4 * ds.oh * ds.ow);
+  EXPECT_DOUBLE_EQ(sim::host_dw_segments(dl), 448);
+  EXPECT_DOUBLE_EQ(sim::host_dw_segments(dr), 224);
+  EXPECT_DOUBLE_EQ(sim::host_dw_segments(ds), 224);
 }
 
 }  // namespace

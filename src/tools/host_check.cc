@@ -188,7 +188,10 @@ std::string format_check(const CheckReport& c) {
   out += buf;
   if (h.tap_setup_cycles >= 0) {
     // No depthwise kernel on this ISA: its convs stream at the memcpy bandwidth instead.
-    const std::string dw = h.dw_gbs > 0 ? std::to_string(int(h.dw_gbs + 0.5)) + " GB/s" : "not measured";
+    const std::string dw = h.dw_read_gbs > 0 ? "reads " + std::to_string(int(h.dw_read_gbs + 0.5)) + " GB/s, writes " +
+                                                   std::to_string(int(h.dw_write_gbs + 0.5)) + " GB/s, " +
+                                                   std::to_string(int(h.dw_row_cycles + 0.5)) + " cycles/row of 16 channels"
+                                             : "not measured";
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
                   "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
@@ -249,7 +252,8 @@ nlohmann::json check_json(const CheckReport& c) {
                {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
                {"strided_step_cycles", c.host.strided_step_cycles}, {"call_cycles", c.host.call_cycles},
                {"partial_call_cycles", c.host.partial_call_cycles},
-               {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_gbs", c.host.dw_gbs},
+               {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_read_gbs", c.host.dw_read_gbs},
+               {"dw_write_gbs", c.host.dw_write_gbs}, {"dw_row_cycles", c.host.dw_row_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
                {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs}};
   j["layers"] = nlohmann::json::array();

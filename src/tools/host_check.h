@@ -22,7 +22,7 @@ double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double bu
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernels' structure costs (sim/host_conv.h), from nine calibration convs timed on
+// The conv kernels' structure costs (sim/host_conv.h), from eleven calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
@@ -34,10 +34,12 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
 // rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768 -> 192,
 // 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost of a
-// call that stores partial sums; a depthwise 3x3 (128 channels, 56x56) on the ISA's depthwise
-// kernel the bytes it streams per second. Every conv is timed with its input just read by the
-// pool's threads (a model's layer reads what the layer before it just wrote), the depthwise one
-// with its output too.
+// call that stores partial sums; three depthwise 3x3s on the ISA's depthwise kernel, with long
+// rows (128 channels, 56x56), short ones (512 channels, 7x7) and stride 2 (128 channels, 56x56),
+// the bytes it reads and writes per second and its cost per output row of 16 channels
+// (sim/host_dw.h). Every conv is timed
+// with its input just read by the pool's threads (a model's layer reads what the layer before it
+// just wrote), the depthwise ones with their output too (its writes are half their bytes).
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
@@ -49,15 +51,17 @@ struct ConvCalibration {
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
   std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
   double dispatch_us = -1;  // median pool dispatch over the rounds (< 0: not sampled)
-  // Bytes read and written per second by the depthwise kernel on calib_dw() (0: not measured).
-  double dw_gbs = 0;
+  // The depthwise kernel's read and write rates (0: not measured) and its cost per output row of
+  // 16 channels, core-cycles (sim/host_dw.h), from calib_dw, calib_dw_rows and calib_dw_strided.
+  double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
 // one (3 -> 128, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
 // 56x56) with its stride-1 twin (28x28), a short-K 1x1 (64 -> 256, 32x32), a deep-K 1x1
-// (768 -> 192, 16x16) and a depthwise 3x3 (calib_dw). Synthetic shapes, not any model's layers.
+// (768 -> 192, 16x16) and three depthwise 3x3s (calib_dw, calib_dw_rows, calib_dw_strided). Synthetic shapes, not
+// any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
@@ -68,6 +72,12 @@ kernels::ConvParams calib_deep();
 // Depthwise 3x3, 128 channels, 56x56, stride 1, pad 1: the plan's depthwise kernel streams its
 // input and output (1.6 MB each) past its FMAs.
 kernels::ConvParams calib_dw();
+// Depthwise 3x3, 512 channels, 7x7, stride 1, pad 1: rows of 7 pixels, two of them borders, and
+// a tenth of calib_dw's bytes over half its row segments.
+kernels::ConvParams calib_dw_rows();
+// Depthwise 3x3, 128 channels, 56x56, stride 2, pad 1: four bytes read for each one written (the
+// other two write as many as they read).
+kernels::ConvParams calib_dw_strided();
 // The first depthwise kernel of conv.inc for the instruction set of `conv_kernel` that takes
 // calib_dw() on this CPU ("" when none).
 std::string calib_dw_kernel(const std::string& conv_kernel);
@@ -81,7 +91,9 @@ struct CalibrationTimes {
   double winograd = -1;  // the wide shape on winograd_kernel
   std::string winograd_kernel{};
   double deep = -1;
-  double dw = -1;  // calib_dw() on calib_dw_kernel
+  double dw = -1;       // calib_dw() on calib_dw_kernel
+  double dw_rows = -1;  // calib_dw_rows() on calib_dw_kernel
+  double dw_strided = -1;  // calib_dw_strided() on calib_dw_kernel
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

@@ -76,9 +76,12 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   rounds_.winograd_kernel = calib_winograd_kernel(kernel);
   convs_.push_back(std::make_unique<Conv>(kernels::conv_find(rounds_.winograd_kernel), calib_wide()));
   for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
-  // The depthwise kernel of the plan's ISA (vector work, not a GEMM).
-  convs_.push_back(std::make_unique<Conv>(kernels::conv_find(calib_dw_kernel(kernel)), calib_dw()));
-  for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
+  // The depthwise kernel of the plan's ISA (vector work, not a GEMM): long rows, short rows and
+  // stride 2.
+  for (const auto& p : {calib_dw(), calib_dw_rows(), calib_dw_strided()}) {
+    convs_.push_back(std::make_unique<Conv>(kernels::conv_find(calib_dw_kernel(kernel)), p));
+    for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
+  }
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -118,6 +121,8 @@ void ConvCalibrator::round() {
   rounds_.deep_s.push_back(timed(*convs_[6]));
   if (convs_[7]->ok) rounds_.winograd_s.push_back(timed(*convs_[7]));
   if (convs_[8]->ok) rounds_.dw_s.push_back(timed(*convs_[8], true));
+  if (convs_[9]->ok) rounds_.dw_rows_s.push_back(timed(*convs_[9], true));
+  if (convs_[10]->ok) rounds_.dw_strided_s.push_back(timed(*convs_[10], true));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -171,15 +176,17 @@ double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  // narrow, stem, strided, short, twin, Winograd, deep, depthwise over the same round's wide
-  std::vector<double> ratio[8];
-  const std::vector<double>* other[8] = {&r.narrow_s, &r.stem_s,     &r.strided_s, &r.short_s,
-                                         &r.twin_s,   &r.winograd_s, &r.deep_s,    &r.dw_s};
+  // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three) over the same
+  // round's wide
+  constexpr int kOthers = 10;
+  std::vector<double> ratio[kOthers];
+  const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s, &r.strided_s, &r.short_s,   &r.twin_s,
+                                               &r.winograd_s, &r.deep_s, &r.dw_s,      &r.dw_rows_s, &r.dw_strided_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
     wide.push_back(r.wide_s[i]);
-    for (int k = 0; k < 8; ++k)
+    for (int k = 0; k < kOthers; ++k)
       if (i < other[k]->size() && (*other[k])[i] > 0) ratio[k].push_back((*other[k])[i] / r.wide_s[i]);
   }
   for (double g : r.peak_gflops) peak = std::max(peak, g);
@@ -190,7 +197,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
   CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4]),
-                         scaled(ratio[5]), r.winograd_kernel, scaled(ratio[6]), scaled(ratio[7])};
+                         scaled(ratio[5]), r.winograd_kernel, scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

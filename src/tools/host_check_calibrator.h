@@ -1,6 +1,6 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short, _strided_twin, _deep, _dw), a dispatch sample, one short FMA peak loop and one read
+// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided), a dispatch sample, one short FMA peak loop and one read
 // pass over a buffer past the L3, back to back, so
 // a burst of load from another process lands on one round's shapes alike; the solve then uses
 // per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
@@ -22,6 +22,8 @@ struct CalibrationRounds {
   std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, deep_s, peak_gflops;
   std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
   std::vector<double> dw_s;        // calib_dw() on calib_dw_kernel (empty: none takes it)
+  std::vector<double> dw_rows_s;     // calib_dw_rows() on calib_dw_kernel (empty: none takes it)
+  std::vector<double> dw_strided_s;  // calib_dw_strided() on calib_dw_kernel (empty: none takes it)
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
@@ -57,7 +59,9 @@ class ConvCalibrator {
 
  private:
   struct Conv;
-  std::vector<std::unique_ptr<Conv>> convs_;  // wide, narrow, stem, strided, short, strided twin, deep, Winograd, depthwise
+  // wide, narrow, stem, strided, short, strided twin, deep, Winograd, depthwise (long rows, short
+  // rows, strided)
+  std::vector<std::unique_ptr<Conv>> convs_;
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);

@@ -14,12 +14,10 @@
 
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/dw_layout.h"
 #include "kernels/gemm/igemm_microkernel.h"
 
 namespace systolic::kernels::dw {
-
-constexpr int kChannelPad = 16;  // packed channel rows are padded to this (both ISAs)
-constexpr int padded(int c) { return (c + kChannelPad - 1) / kChannelPad * kChannelPad; }
 
 namespace {
 
