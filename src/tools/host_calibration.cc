@@ -291,9 +291,12 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
       const double bl = l.read + l.written, br = r.read + r.written, dd = bl * r.segments - br * l.segments;
       if (r.cycles > 0 && dd > 0) {
         const double x = (l.cycles * r.segments - r.cycles * l.segments) / dd, y = (bl * r.cycles - br * l.cycles) / dd;
-        if (x > 0 && y > 0) rd = wr = x, seg = y;
+        if (x > 0 && y > 0) {
+          rd = wr = x;
+          seg = y;
+        }
       }
-      if (seg <= 0) rd = wr = bl > 0 ? l.cycles / bl : 0, seg = 0;
+      if (seg <= 0) rd = wr = bl > 0 ? l.cycles / bl : 0;
     }
     if (rd > 0 && wr > 0) {
       c.dw_read_gbs = t.clock_ghz / rd;  // (cycles/ns) / (cycles/byte) = bytes/ns = GB/s
