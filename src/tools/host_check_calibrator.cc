@@ -196,8 +196,9 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   // spanning the round leaves be.
   const double w = quantile(wide, 0.5);
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
-  CalibrationTimes times{w, scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]), scaled(ratio[3]), scaled(ratio[4]),
-                         scaled(ratio[5]), r.winograd_kernel, scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9])};
+  CalibrationTimes times{w,         scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]),
+                         scaled(ratio[3]), scaled(ratio[4]), scaled(ratio[5]), r.winograd_kernel,
+                         scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

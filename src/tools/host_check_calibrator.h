@@ -1,8 +1,8 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided), a dispatch sample, one short FMA peak loop and one read
-// pass over a buffer past the L3, back to back, so
-// a burst of load from another process lands on one round's shapes alike; the solve then uses
+// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided), a dispatch sample, one short FMA
+// peak loop and one read pass over a buffer past the L3, back to back, so a burst of load from
+// another process lands on one round's shapes alike; the solve then uses
 // per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
 // the rounds see the load and memory traffic the runs see.
 #pragma once
@@ -21,7 +21,7 @@ namespace systolic::tools {
 struct CalibrationRounds {
   std::vector<double> wide_s, narrow_s, stem_s, strided_s, short_s, twin_s, deep_s, peak_gflops;
   std::vector<double> winograd_s;  // the wide shape on winograd_kernel (empty: none takes it)
-  std::vector<double> dw_s;        // calib_dw() on calib_dw_kernel (empty: none takes it)
+  std::vector<double> dw_s;          // calib_dw() on calib_dw_kernel (empty: none takes it)
   std::vector<double> dw_rows_s;     // calib_dw_rows() on calib_dw_kernel (empty: none takes it)
   std::vector<double> dw_strided_s;  // calib_dw_strided() on calib_dw_kernel (empty: none takes it)
   std::string winograd_kernel;
