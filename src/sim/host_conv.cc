@@ -66,6 +66,7 @@ double host_setup_exposure(int64_t tap_len) {
 HostConvEvents host_conv_events(const HostConvBlocking& b) {
   HostConvEvents e;
   if (b.pack) e.gathers = double(b.tiles) * b.ntaps;
+  else if (b.merge) e.merged = double(b.tiles) * b.panels * b.ntaps;
   else if (!b.direct) e.setups = double(b.tiles) * b.panels * b.ntaps * host_setup_exposure(b.tap_len);
   return e;
 }
@@ -150,7 +151,9 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
       p, h.mr, h.nr, threads,
       {h.l1_weights_bytes > 0 ? h.l1_weights_bytes : avx2.l1_weights, h.l2_input_bytes > 0 ? h.l2_input_bytes : avx2.l2_input,
        h.all_panels_bytes});
-  const double setup = b.direct || b.pack ? 0 : b.ntaps * host_setup_exposure(b.tap_len) * h.setup_cycles;
+  const double tap_setup = b.merge && h.merged_setup_cycles >= 0 ? h.merged_setup_cycles
+                                                                 : host_setup_exposure(b.tap_len) * h.setup_cycles;
+  const double setup = b.direct || b.pack ? 0 : b.ntaps * tap_setup;
   const double gather = b.pack ? b.ntaps * h.gather_cycles : 0;
   const double panel_bytes = double(b.k) * h.nr * 4;
   const double dram = h.dram_gbs > 0 ? h.dram_gbs : t.offchip_gbs;

@@ -52,10 +52,11 @@ constexpr int kCalibNarrowTap = 24, kCalibWideTap = 128;
 double host_setup_exposure(int64_t tap_len);
 
 // Tap-setup events in core-cycles' units: row-pointer setups (tiles x panels x taps on the
-// row-pointer path, 0 when direct; weighted by host_setup_exposure) and row gathers (tiles x
-// taps on the packed path).
+// row-pointer path, 0 when direct; weighted by host_setup_exposure), the same for merged
+// kernel-row taps (`merged`, unweighted: they pay t.host_conv.merged_setup_cycles when it is
+// measured, else count as setups) and row gathers (tiles x taps on the packed path).
 struct HostConvEvents {
-  double setups = 0, gathers = 0;
+  double setups = 0, merged = 0, gathers = 0;
 };
 HostConvEvents host_conv_events(const HostConvBlocking& b);
 
@@ -82,7 +83,8 @@ struct HostConvTime {
 // The kernel's tasks (M block x panel group) with their cost on one thread: every tile x panel
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
 // host_tile_share(rows), plus a fixed cost per call (tile x panel; a K split's calls before the
-// last cost partial_call_cycles), the tile's row setups or gathers, and with strided rows
+// last cost partial_call_cycles), the tile's row setups (merged_setup_cycles per merged tap) or
+// gathers, and with strided rows
 // strided_step_cycles more per K step. A task reads each of its panels' weights (K x NR floats)
 // from where they are: DRAM when `weights_from_dram` (the plan's weights outgrow the L3) or L3 on
 // their first pass in this conv, else (a later pass over the same panels) host_reread_gbs; the

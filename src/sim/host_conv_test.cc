@@ -53,7 +53,8 @@ TEST(HostConvSim, StemOnOneWidePanelTakesRowPointers) {
   EXPECT_EQ(b.tiles, 2091);
   const HostConvEvents e = host_conv_events(b);
   EXPECT_DOUBLE_EQ(e.gathers, 0);
-  EXPECT_DOUBLE_EQ(e.setups, 2091.0 * 1 * 7 * host_setup_exposure(21));
+  EXPECT_DOUBLE_EQ(e.setups, 0);
+  EXPECT_DOUBLE_EQ(e.merged, 2091.0 * 1 * 7);
 }
 
 // layer1.0.conv3: 1x1 64 -> 256 at 56x56, AVX-512: all weights 64 * 256 * 4 = 64 KiB, so each task
@@ -250,6 +251,32 @@ TEST(HostConvSim, ThreeByThreePaysExposedSetupPerTilePanelTap) {
   EXPECT_NEAR(h.busy, 8 * full + 2 * last, 1e-6);
   // Thread 0: blocks 0, 1 and half of 2 (5 full tasks); thread 1: the rest (3 full, 2 last).
   EXPECT_NEAR(h.cycles, 5 * full, 1e-6);
+}
+
+// Merged kernel-row taps pay merged_setup_cycles each when it is measured, else the row setup
+// a short tap pays. The stem on one 64-wide panel, 1 thread, 1 cycle per K step: its tiles'
+// full-tile equivalents x 147 K steps, plus 7 taps x the setup per tile.
+TEST(HostConvSim, MergedTapsPayTheirOwnSetup) {
+  const kernels::ConvParams stem = conv(224, 3, 64, 7, 2, 3);
+  target::Target t = host(1);
+  t.host_conv.nr = 64;
+  t.host_conv.l1_weights_bytes = kernels::igemm::kBlockingAvx512.l1_weights;
+  t.host_conv.l2_input_bytes = kernels::igemm::kBlockingAvx512.l2_input;
+  t.host_conv.all_panels_bytes = kernels::igemm::kBlockingAvx512.all_panels_weights;
+  t.host_conv.setup_cycles = 10;
+  const HostConvBlocking b = host_conv_blocking(stem, 6, 64, 1, kernels::igemm::kBlockingAvx512);
+  ASSERT_TRUE(b.merge && !b.pack);
+  const double fmas = b.tile_equiv * 147;
+  // Not measured: the short tap's setup (21 floats: fully exposed).
+  EXPECT_NEAR(host_conv_time(stem, t, 1, false).busy, fmas + b.tiles * 7 * 10.0, 1e-6);
+  t.host_conv.merged_setup_cycles = 40;
+  EXPECT_NEAR(host_conv_time(stem, t, 1, false).busy, fmas + b.tiles * 7 * 40.0, 1e-6);
+  // An unmerged conv keeps the row setup.
+  const kernels::ConvParams wide = conv(32, 128, 64, 3, 1, 1);
+  t.host_conv.merged_setup_cycles = 0;
+  const double a = host_conv_time(wide, t, 1, false).busy;
+  t.host_conv.merged_setup_cycles = 1000;
+  EXPECT_DOUBLE_EQ(host_conv_time(wide, t, 1, false).busy, a);
 }
 
 // Strided rows (a 1x1 at stride 2) pay strided_step_cycles per full-tile K step, in either loop

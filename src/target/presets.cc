@@ -181,6 +181,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.nr = m.tile_cols;
     t.host_conv.setup_cycles = m.tap_setup_cycles;
     t.host_conv.gather_cycles = m.gather_cycles;
+    t.host_conv.merged_setup_cycles = m.merged_setup_cycles;
     t.host_conv.strided_step_cycles = std::max(0.0, m.strided_step_cycles);
     t.host_conv.call_cycles = std::max(0.0, m.call_cycles);
     t.host_conv.partial_call_cycles = m.partial_call_cycles >= 0 ? m.partial_call_cycles : t.host_conv.call_cycles;

@@ -42,6 +42,10 @@ struct HostConvModel {
   bool enabled = false;
   int mr = 6, nr = 16;
   double setup_cycles = 0, gather_cycles = 0;
+  // Per tile x panel x tap when a tap is one merged kernel row of a few channels (kw * icg <= 64
+  // floats, the stems), core-cycles (< 0: setup_cycles). Timed on a 2-core Zen 5, such taps of
+  // 6-27 floats cost 32-45 cycles each where the narrow calibration's 24-channel taps cost 14.
+  double merged_setup_cycles = -1;
   // Extra per full-tile K step when a tile's MR rows have gaps between them (a kernel narrower
   // than its x stride on the row-pointer path: the 1x1 stride-2 downsamples), core-cycles.
   // Measured against stride-1 twins, such convs ran 5-11% longer at K = 192..1024 alike: a
@@ -125,6 +129,7 @@ struct HostMeasurements {
   int tile_rows = 0, tile_cols = 0;  // the conv microkernel's register tile (0: 1 x FMA width)
   // Conv kernel structure (sim/host_conv.h), from the calibration convs; < 0: not measured.
   double tap_setup_cycles = -1;    // per tile x panel x tap (row-pointer path), core-cycles
+  double merged_setup_cycles = -1; // the same for merged kernel-row taps (HostConvModel)
   double gather_cycles = -1;       // per tile x tap (packed path), core-cycles
   double strided_step_cycles = -1; // per full-tile K step on strided rows (HostConvModel), core-cycles
   double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles

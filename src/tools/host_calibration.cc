@@ -109,6 +109,7 @@ kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
 kernels::ConvParams calib_narrow() { return calib_shape(24, 128, 32, 3, 1); }
 // 128 output channels: two 64-wide panels, so every kernel gathers its rows (igemm::packs_over).
 kernels::ConvParams calib_stem() { return calib_shape(3, 128, 128, 7, 2); }
+kernels::ConvParams calib_merged(int nr) { return calib_shape(3, std::max(1, nr), 128, 7, 2); }
 kernels::ConvParams calib_strided() { return calib_shape(192, 384, 56, 1, 2); }
 kernels::ConvParams calib_short() { return calib_shape(64, 256, 32, 1, 1); }
 kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1); }
@@ -198,6 +199,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   // in the caches between its runs).
   struct Events {
     double setup = 0, gather = 0, strided = 0, call = 0, partial = -1;  // partial < 0: call's
+    double merged = -1;                                                   // < 0: setup's
   };
   auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
     target::Target x = t;
@@ -206,6 +208,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     x.host_conv.strided_step_cycles = e.strided;
     x.host_conv.call_cycles = e.call;
     x.host_conv.partial_call_cycles = e.partial >= 0 ? e.partial : e.call;
+    x.host_conv.merged_setup_cycles = e.merged;
     return sim::host_conv_time(p, x, step, false).cycles;
   };
   // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
@@ -229,6 +232,20 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   if (s.stem > 0)
     e.gather = solve_increasing([&](double v) { return model(calib_stem(), x, Events{e.setup, v, 0, e.call}); },
                                 elapsed(s.stem), 0, 500);
+  // The setup per merged kernel-row tap: the stem on one panel of the tile (so its rows take
+  // row pointers, not a gather). Its 21-float taps cost about three times the narrow conv's
+  // 24-channel ones on a 2-core Zen 5 (ResNet-50's stem, costed with the narrow setup, came out
+  // 8% under its time alone).
+  if (s.merged > 0) {
+    const kernels::ConvParams merged = calib_merged(m.tile_cols);
+    Events em{e.setup, e.gather, 0, e.call};
+    c.merged_setup_cycles = solve_increasing(
+        [&](double v) {
+          em.merged = v;
+          return model(merged, x, em);
+        },
+        elapsed(s.merged), 0, 1000);
+  }
   // The strided steps: what the strided 1x1 takes beyond its stride-1 twin (the same GEMM,
   // blocking and loop order on a quarter of the pixels, rows read in place; both read the same
   // input bytes), so that errors in the rates above cancel.
@@ -423,6 +440,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->fp32_peak_gflops = std::max(m->fp32_peak_gflops, c.peak_gflops);
     m->conv_efficiency = c.efficiency;
     m->tap_setup_cycles = c.setup_cycles;
+    m->merged_setup_cycles = c.merged_setup_cycles;
     m->gather_cycles = c.gather_cycles;
     m->strided_step_cycles = c.strided_step_cycles;
     m->call_cycles = c.call_cycles;

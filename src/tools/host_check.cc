@@ -193,13 +193,15 @@ std::string format_check(const CheckReport& c) {
                                                    std::to_string(int(h.dw_row_cycles + 0.5)) + " cycles/row of 16 channels"
                                              : "not measured";
     std::snprintf(buf, sizeof buf,
-                  "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap, row gather %.1f "
+                  "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap "
+                  "(%.1f merged), row gather %.1f "
                   "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
                   "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
-                  h.tap_setup_cycles, h.gather_cycles, std::max(0.0, h.strided_step_cycles),
+                  h.tap_setup_cycles, h.merged_setup_cycles >= 0 ? h.merged_setup_cycles : h.tap_setup_cycles,
+                  h.gather_cycles, std::max(0.0, h.strided_step_cycles),
                   std::max(0.0, h.wino_float_cycles), dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
                   h.reread_gbs[3]);
@@ -249,7 +251,8 @@ nlohmann::json check_json(const CheckReport& c) {
   j["host"] = {{"fp32_peak_gflops", c.host.fp32_peak_gflops}, {"dram_gbs", c.host.dram_gbs},
                {"conv_efficiency", c.host.conv_efficiency}, {"launch_us", c.host.launch_us},
                {"tile", std::to_string(c.host.tile_rows) + "x" + std::to_string(c.host.tile_cols)},
-               {"tap_setup_cycles", c.host.tap_setup_cycles}, {"gather_cycles", c.host.gather_cycles},
+               {"tap_setup_cycles", c.host.tap_setup_cycles}, {"merged_setup_cycles", c.host.merged_setup_cycles},
+               {"gather_cycles", c.host.gather_cycles},
                {"strided_step_cycles", c.host.strided_step_cycles}, {"call_cycles", c.host.call_cycles},
                {"partial_call_cycles", c.host.partial_call_cycles},
                {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_read_gbs", c.host.dw_read_gbs},

@@ -22,29 +22,31 @@ double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double bu
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernels' structure costs (sim/host_conv.h), from eleven calibration convs timed on
+// The conv kernels' structure costs (sim/host_conv.h), from twelve calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
 // (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
 // the fixed cost of a microkernel call; narrow (3x3, 24 -> 128, 32x32), with that, the setup
 // per tile x panel x tap; the stem shape (3 -> 128, 7x7 stride 2, 128x128) on the packed path the
-// cycles per tile x kernel-row gather; the strided 1x1 (192 -> 384, stride 2, 56x56) the extra
-// cycles per K step of rows with gaps between them, against its stride-1 twin (192 -> 384, 28x28:
-// the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it, with the
-// rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768 -> 192,
-// 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost of a
-// call that stores partial sums; three depthwise 3x3s on the ISA's depthwise kernel, with long
-// rows (128 channels, 56x56), short ones (512 channels, 7x7) and stride 2 (128 channels, 56x56),
-// the bytes it reads and writes per second and its cost per output row of 16 channels
-// (sim/host_dw.h). Every conv is timed
-// with its input just read by the pool's threads (a model's layer reads what the layer before it
-// just wrote), the depthwise ones with their output too (its writes are half their bytes).
+// cycles per tile x kernel-row gather; the same stem on one panel (3 -> NR) the setup per merged
+// kernel-row tap (21 floats, row pointers); the strided 1x1 (192 -> 384, stride 2, 56x56) the
+// extra cycles per K step of rows with gaps between them, against its stride-1 twin (192 -> 384,
+// 28x28: the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it,
+// with the rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768
+// -> 192, 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost
+// of a call that stores partial sums; three depthwise 3x3s on the ISA's depthwise kernel, with
+// long rows (128 channels, 56x56), short ones (512 channels, 7x7) and stride 2 (128 channels,
+// 56x56), the bytes it reads and writes per second and its cost per output row of 16 channels
+// (sim/host_dw.h). Every conv is timed with its input just read by the pool's threads (a
+// model's layer reads what the layer before it just wrote), the depthwise ones with their output
+// too (its writes are half their bytes).
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
   bool ok = false;
   double efficiency = 0, setup_cycles = 0, gather_cycles = 0, strided_step_cycles = 0, call_cycles = 0;
+  double merged_setup_cycles = -1;  // < 0: not measured (merged taps pay setup_cycles)
   double partial_call_cycles = -1;  // < 0: not measured
   double wino_float_cycles = -1;  // < 0: no Winograd kernel takes the wide shape here
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
@@ -65,6 +67,9 @@ ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::H
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
+// The stem shape on one panel of an `nr`-wide tile (3 -> nr, 7x7 stride 2 pad 3, 128x128): its
+// kernel rows of 21 floats merge and, with one panel, take row pointers instead of a gather.
+kernels::ConvParams calib_merged(int nr);
 kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
@@ -94,6 +99,7 @@ struct CalibrationTimes {
   double dw = -1;       // calib_dw() on calib_dw_kernel
   double dw_rows = -1;  // calib_dw_rows() on calib_dw_kernel
   double dw_strided = -1;  // calib_dw_strided() on calib_dw_kernel
+  double merged = -1;      // calib_merged(tile columns)
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

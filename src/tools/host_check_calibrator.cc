@@ -8,6 +8,7 @@
 
 #include "base/aligned_vector.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
 #include "tools/host_check_stats.h"
 
@@ -82,6 +83,11 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
     convs_.push_back(std::make_unique<Conv>(kernels::conv_find(calib_dw_kernel(kernel)), p));
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
+  // The stem on one panel of the kernel's tile: merged kernel rows on row pointers.
+  int rows = 0, cols = 0;
+  const bool tiled = kernels::igemm::tile_of(kernel, &rows, &cols);
+  convs_.push_back(std::make_unique<Conv>(tiled ? k : nullptr, calib_merged(cols)));
+  for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -123,6 +129,7 @@ void ConvCalibrator::round() {
   if (convs_[8]->ok) rounds_.dw_s.push_back(timed(*convs_[8], true));
   if (convs_[9]->ok) rounds_.dw_rows_s.push_back(timed(*convs_[9], true));
   if (convs_[10]->ok) rounds_.dw_strided_s.push_back(timed(*convs_[10], true));
+  if (convs_[11]->ok) rounds_.merged_s.push_back(timed(*convs_[11]));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -176,12 +183,13 @@ double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three) over the same
-  // round's wide
-  constexpr int kOthers = 10;
+  // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three), merged stem over
+  // the same round's wide
+  constexpr int kOthers = 11;
   std::vector<double> ratio[kOthers];
-  const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s, &r.strided_s, &r.short_s,   &r.twin_s,
-                                               &r.winograd_s, &r.deep_s, &r.dw_s,      &r.dw_rows_s, &r.dw_strided_s};
+  const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s,  &r.strided_s, &r.short_s,
+                                               &r.twin_s,     &r.winograd_s, &r.deep_s, &r.dw_s,
+                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
@@ -198,7 +206,8 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   auto scaled = [&](const std::vector<double>& v) { return v.empty() ? -1 : w * quantile(v, 0.5); };
   CalibrationTimes times{w,         scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]),
                          scaled(ratio[3]), scaled(ratio[4]), scaled(ratio[5]), r.winograd_kernel,
-                         scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9])};
+                         scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9]),
+                         scaled(ratio[10])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

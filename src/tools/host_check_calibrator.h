@@ -1,8 +1,8 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided), a dispatch sample, one short FMA
-// peak loop and one read pass over a buffer past the L3, back to back, so a burst of load from
-// another process lands on one round's shapes alike; the solve then uses
+// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided, _merged), a dispatch sample, one
+// short FMA peak loop and one read pass over a buffer past the L3, back to back, so a burst of
+// load from another process lands on one round's shapes alike; the solve then uses
 // per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
 // the rounds see the load and memory traffic the runs see.
 #pragma once
@@ -24,6 +24,7 @@ struct CalibrationRounds {
   std::vector<double> dw_s;          // calib_dw() on calib_dw_kernel (empty: none takes it)
   std::vector<double> dw_rows_s;     // calib_dw_rows() on calib_dw_kernel (empty: none takes it)
   std::vector<double> dw_strided_s;  // calib_dw_strided() on calib_dw_kernel (empty: none takes it)
+  std::vector<double> merged_s;      // calib_merged(the tile's columns) on the kernel
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
@@ -60,7 +61,7 @@ class ConvCalibrator {
  private:
   struct Conv;
   // wide, narrow, stem, strided, short, strided twin, deep, Winograd, depthwise (long rows, short
-  // rows, strided)
+  // rows, strided), merged stem
   std::vector<std::unique_ptr<Conv>> convs_;
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> sink_;
