@@ -84,14 +84,13 @@ struct HostConvTime {
 // runs K steps of `step_cycles` (the calibrated cycles per K step of a full MR x NR tile) times
 // host_tile_share(rows), plus a fixed cost per call (tile x panel; a K split's calls before the
 // last cost partial_call_cycles), the tile's row setups (merged_setup_cycles per merged tap) or
-// gathers, and with strided rows
-// strided_step_cycles more per K step. A task reads each of its panels' weights (K x NR floats)
-// from where they are: DRAM when `weights_from_dram` (the plan's weights outgrow the L3) or L3 on
-// their first pass in this conv, else (a later pass over the same panels) host_reread_gbs; the
-// threads share that level's bandwidth. Streamed through L1 (K-split and panel-outer paths) the
-// first pass's whole transfer adds to the FMAs, and a later pass's overlaps the panel's FMAs; kept
-// in L2 (pixel-outer, packed) it overlaps the first tile's FMAs (whichever is longer counts). The
-// tasks then go through pool_makespan. The activations it reads (the input's rows and columns
+// gathers, and with strided rows strided_step_cycles more per K step. A task reads each of its
+// panels' weights (K x NR floats) from where they are: DRAM when `weights_from_dram` (the plan's
+// weights outgrow the L3) or L3 on their first pass in this conv, else (a later pass over the
+// same panels) host_reread_gbs; the threads share that level's bandwidth. Streamed through L1
+// (K-split and panel-outer paths) the first pass's whole transfer adds to the FMAs, and a later
+// pass's overlaps the panel's FMAs; kept in L2 (pixel-outer, packed) it overlaps the first tile's
+// FMAs (whichever is longer counts). The tasks then go through pool_makespan. The activations it reads (the input's rows and columns
 // the kernel touches, and the `residual`, NHWC like the output, when it adds one) stream behind
 // that up to the largest re-read probe each (host_reread_gbs of that size, all threads;
 // whichever is longer counts), and past it come from DRAM and add. Zero unless

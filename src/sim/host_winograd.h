@@ -1,8 +1,8 @@
 // The CPU runtime's Winograd conv kernels (kernels/conv/conv_winograd.h) as a cost structure:
 // the same tile blocks and panel groups (kernels/conv/winograd_blocking.h), per task the input
 // transform, (tile+2)^2 GEMMs on the implicit-GEMM microkernel's calibrated K-step rate and
-// partial-call cost (raw stores), the output transform, and the waits for each GEMM's packed weights; then the busiest
-// thread of the pool's schedule.
+// partial-call cost (raw stores), the output transform, and the waits for each GEMM's packed
+// weights; then the busiest thread of the pool's schedule.
 #pragma once
 #include "kernels/conv/conv.h"
 #include "sim/host_conv.h"

@@ -16,6 +16,14 @@ const char* act_label(int64_t a) {
   return a >= 0 && a < 8 ? names[a] : "act";
 }
 
+// The epilogue a conv node fused in: "bias", "add" (a residual), the activation, joined by "+".
+std::string fused_label(const ir::Node& n) {
+  std::string f = n.in(2) >= 0 ? "bias" : "";
+  if (n.in(3) >= 0) f += std::string(f.empty() ? "" : "+") + "add";
+  if (n.has("act") && n.i("act", 0) != 0) f += std::string(f.empty() ? "" : "+") + act_label(n.i("act", 0));
+  return f;
+}
+
 bool is_free(ir::Op op, const target::Target& t) {
   if (op == ir::Op::Reorder) return !t.reorders_cost;
   switch (op) {
@@ -164,8 +172,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
         }
         const double written = out >= 0 ? w.tbytes(out) : 0;
         LayerCost l = cost_vector(name, "depthwise", macs, on, off, t, o, host_dw_cycles(cp, on - written, written, t));
-        if (n.in(2) >= 0) l.fused = "bias";
-        if (n.has("act") && n.i("act", 0) != 0) l.fused += std::string(l.fused.empty() ? "" : "+") + act_label(n.i("act", 0));
+        l.fused = fused_label(n);
         r.layers.push_back(std::move(l));
         continue;
       }
@@ -191,9 +198,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       }
       LayerCost l = cost_matrix(name, gs, ops, t, *rate, o);
       l.op = label;
-      if (n.in(2) >= 0) l.fused = "bias";
-      if (n.in(3) >= 0) l.fused += std::string(l.fused.empty() ? "" : "+") + "add";
-      if (n.has("act") && n.i("act", 0) != 0) l.fused += std::string(l.fused.empty() ? "" : "+") + act_label(n.i("act", 0));
+      l.fused = fused_label(n);
       r.layers.push_back(std::move(l));
       continue;
     }

@@ -119,6 +119,7 @@ TEST(Simulate, DepthwiseConvsAreVectorWorkOnTheHost) {
     ASSERT_NE(l, r->layers.end()) << n.name;
     EXPECT_FALSE(l->matrix) << n.name;
     EXPECT_EQ(l->op, "depthwise");
+    EXPECT_EQ(l->fused, "bias+clip") << n.name;  // BatchNorm folded into a bias, ReLU6 a clip
     const double bytes = double(graph.t(n.in(0)).bytes() + graph.t(n.outputs[0]).bytes());
     EXPECT_DOUBLE_EQ(l->onchip_bytes, bytes) << n.name;
     EXPECT_GE(l->memory_cycles, int64_t(bytes / 40.0 * ghz)) << n.name;

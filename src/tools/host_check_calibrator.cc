@@ -79,8 +79,9 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   // The depthwise kernel of the plan's ISA (vector work, not a GEMM): long rows, short rows and
   // stride 2.
+  const kernels::ConvKernel* dw = kernels::conv_find(calib_dw_kernel(kernel));
   for (const auto& p : {calib_dw(), calib_dw_rows(), calib_dw_strided()}) {
-    convs_.push_back(std::make_unique<Conv>(kernels::conv_find(calib_dw_kernel(kernel)), p));
+    convs_.push_back(std::make_unique<Conv>(dw, p));
     for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   }
   // The stem on one panel of the kernel's tile: merged kernel rows on row pointers.
