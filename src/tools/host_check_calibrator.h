@@ -1,10 +1,11 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
-// call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _strided,
-// _short, _strided_twin, _deep, _dw, _dw_rows, _dw_strided, _merged), a dispatch sample, one
-// short FMA peak loop and one read pass over a buffer past the L3, back to back, so a burst of
-// load from another process lands on one round's shapes alike; the solve then uses
-// per-round ratios to the wide conv. `check` runs a round after each timed run of the model, so
-// the rounds see the load and memory traffic the runs see.
+// call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
+// _dw, _dw_rows, _dw_strided, _merged; calib_strided and _strided_twin three alternating calls
+// each, of which the round keeps the fastest), a dispatch sample, one short FMA peak loop and
+// one read pass over a buffer past the L3, back to back, so a burst of load from another process
+// lands on one round's shapes alike; the solve then uses per-round ratios to the wide conv.
+// `check` runs a round after each timed run of the model, so the rounds see the load and memory
+// traffic the runs see.
 #pragma once
 #include <memory>
 #include <string>
@@ -46,8 +47,8 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
                                          const CalibrationRounds& r);
 
 // The calibration convs set up once (data, packed weights, workspace) on a pool of `threads`,
-// each run twice to warm up, and a buffer twice the L3; round() adds a dispatch sample, one timed
-// call of each conv, a peak sample and one read pass over the buffer.
+// each run twice to warm up, and a buffer twice the L3; round() adds a dispatch sample, the
+// convs' timed calls (above), a peak sample and one read pass over the buffer.
 class ConvCalibrator {
  public:
   // `pool`: run on this pool of `threads` (a Session's, so that the rounds can alternate with
