@@ -221,17 +221,20 @@ HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& 
   // Timed alone, a 1x1 256 -> 64 over a 16 MiB input just read ran as fast as over 1 MiB ones,
   // while 34 and 51 MB inputs added 0.5-1.0 and 1.6-2.1 ms, about their excess over 16 MiB at
   // DRAM's bandwidth. (Charged whole at the re-read bandwidth, the 1x1s after each residual
-  // block came out 5-18% over at batch 16, and the residual ones 8-18% under.)
+  // block came out 5-18% over at batch 16, and the residual ones 8-18% under.) That rest
+  // streams at the calibrated act_dram_gbs when measured (a 2-core Zen 5 streams it at a third
+  // of a plain read pass's bandwidth), else at DRAM's.
   const double rows = p.kh < p.sh ? std::min<int64_t>(p.ih, int64_t(p.oh) * p.kh) : p.ih;
   const double cols = p.kw < p.sw ? std::min<int64_t>(p.iw, int64_t(p.ow) * p.kw) : p.iw;
   const double in_bytes = double(p.n) * rows * cols * p.ic * (p.src_u8 ? 1 : 4);
   const double res_bytes = residual ? double(p.n) * p.oh * p.ow * p.oc * 4 : 0;
   const double cached = double(target::kRereadProbes.back());
+  const double far_gbs = h.act_dram_gbs > 0 ? h.act_dram_gbs : dram;
   double near = 0, far = 0;  // cycles
   for (const double bytes : {in_bytes, res_bytes}) {
     const double kept = std::min(bytes, cached), gbs = host_reread_gbs(kept, t);
     if (gbs > 0) near += kept / gbs * t.clock_ghz;
-    if (dram > 0) far += (bytes - kept) / dram * t.clock_ghz;
+    if (far_gbs > 0) far += (bytes - kept) / far_gbs * t.clock_ghz;
   }
   out.input_stream = std::max(0.0, near - out.cycles) + far;
   out.cycles += out.input_stream;

@@ -90,11 +90,11 @@ struct HostConvTime {
 // same panels) host_reread_gbs; the threads share that level's bandwidth. Streamed through L1
 // (K-split and panel-outer paths) the first pass's whole transfer adds to the FMAs, and a later
 // pass's overlaps the panel's FMAs; kept in L2 (pixel-outer, packed) it overlaps the first tile's
-// FMAs (whichever is longer counts). The tasks then go through pool_makespan. The activations it reads (the input's rows and columns
-// the kernel touches, and the `residual`, NHWC like the output, when it adds one) stream behind
-// that up to the largest re-read probe each (host_reread_gbs of that size, all threads;
-// whichever is longer counts), and past it come from DRAM and add. Zero unless
-// t.host_conv.enabled.
+// FMAs (whichever is longer counts). The tasks then go through pool_makespan. The activations
+// it reads (the input's rows and columns the kernel touches, and the `residual`, NHWC like the
+// output, when it adds one) stream behind that up to the largest re-read probe each
+// (host_reread_gbs of that size, all threads; whichever is longer counts), and past it come from
+// DRAM (at t.host_conv.act_dram_gbs when measured) and add. Zero unless t.host_conv.enabled.
 HostConvTime host_conv_time(const kernels::ConvParams& p, const target::Target& t, double step_cycles,
                             bool weights_from_dram, bool residual = false);
 

@@ -348,6 +348,14 @@ TEST(HostConvSim, ActivationsPastTheCachesComeFromDram) {
   const kernels::ConvParams wide_out = conv(256, 64, 256, 1, 1, 0);
   EXPECT_NEAR(host_conv_time(wide_out, t, 1, false, true).input_stream, far, 1e-6);
   EXPECT_NEAR(host_conv_time(wide_out, t, 1, false).input_stream, 0, 1e-6);
+  // With the activations' own rate measured (6 GB/s), the part past the caches streams at it;
+  // the cached part and the weights' first pass from DRAM do not change.
+  target::Target a = t;
+  a.host_conv.act_dram_gbs = 6;
+  EXPECT_NEAR(host_conv_time(wide_in, a, 1, false).input_stream, 50331648 / 6.0, 1e-6);
+  EXPECT_NEAR(host_conv_time(wide_in, a, 0, false).input_stream, near + 50331648 / 6.0, 1e-3);
+  EXPECT_NEAR(host_conv_time(wide_out, a, 1, false, true).input_stream, 50331648 / 6.0, 1e-6);
+  EXPECT_DOUBLE_EQ(host_conv_time(wide_in, a, 1, true).weight_wait, host_conv_time(wide_in, t, 1, true).weight_wait);
 }
 
 TEST(HostConvSim, KernelNamesCarryTheirTile) {

@@ -194,6 +194,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.l3_gbs = std::max(m.l3_read_gbs, m.dram_read_gbs);
     t.host_conv.l2_gbs = std::max(m.l2_read_gbs, t.host_conv.l3_gbs);
     t.host_conv.dram_gbs = m.dram_read_gbs;
+    t.host_conv.act_dram_gbs = std::max(0.0, m.act_dram_gbs);
     t.host_conv.reread_gbs = m.reread_gbs;
     t.host_conv.l2_bytes_per_core = static_cast<int64_t>(cpu.l2_bytes);
     t.host_conv.l3_bytes = static_cast<int64_t>(cpu.l3_bytes);

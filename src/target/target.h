@@ -68,6 +68,12 @@ struct HostConvModel {
   double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;
   double l2_gbs = 0, l3_gbs = 0;  // measured read bandwidth, all threads (0: DRAM's)
   double dram_gbs = 0;            // measured read bandwidth of a buffer past the L3 (0: offchip_gbs)
+  // What a conv's activations past the caches (beyond the largest re-read probe) stream in at,
+  // all threads (0: dram_gbs). Read from the start just after a layer wrote them to the end, they
+  // come in well below a plain read pass: on a 2-core Zen 5 ResNet-50's 51 MB inputs at batch 16
+  // came in at 15-20 GB/s where one read pass gives 45-55, and the 1x1s reading them came out
+  // 10-20% under at the plain rate.
+  double act_dram_gbs = 0;
   // Measured bandwidth of reading again, right away, kRereadProbes[i] bytes that one pass has
   // just streamed in from memory (0: not measured; then the L3 is taken to keep what fits it).
   std::array<double, 4> reread_gbs{};
@@ -138,6 +144,7 @@ struct HostMeasurements {
   double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;  // HostConvModel's (0: not measured)
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
+  double act_dram_gbs = 0;                  // HostConvModel::act_dram_gbs (0: not measured)
   std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs
   int64_t l1_weights_bytes = 0, l2_input_bytes = 0;  // HostConvModel's (0: its defaults)
   int64_t all_panels_bytes = 0;                      // HostConvModel's

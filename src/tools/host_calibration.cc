@@ -116,6 +116,11 @@ kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1
 // K = 768: six K blocks of partial sums per tile x panel on AVX-512's 64-wide panels, three on
 // AVX2's 16-wide ones.
 kernels::ConvParams calib_deep() { return calib_shape(768, 192, 16, 1, 1); }
+kernels::ConvParams calib_far() {
+  kernels::ConvParams p = calib_shape(256, 64, 56, 1, 1);
+  p.n = 16;
+  return p;
+}
 kernels::ConvParams calib_dw() {
   kernels::ConvParams p = calib_shape(128, 128, 56, 3, 1);
   p.groups = 128;
@@ -200,6 +205,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
   struct Events {
     double setup = 0, gather = 0, strided = 0, call = 0, partial = -1;  // partial < 0: call's
     double merged = -1;                                                   // < 0: setup's
+    double act_ns = 0;  // ns per byte of activations past the caches (0: DRAM's rate)
   };
   auto model = [&](const kernels::ConvParams& p, double step, const Events& e) {
     target::Target x = t;
@@ -209,6 +215,7 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     x.host_conv.call_cycles = e.call;
     x.host_conv.partial_call_cycles = e.partial >= 0 ? e.partial : e.call;
     x.host_conv.merged_setup_cycles = e.merged;
+    x.host_conv.act_dram_gbs = e.act_ns > 0 ? 1 / e.act_ns : 0;
     return sim::host_conv_time(p, x, step, false).cycles;
   };
   // x: the cycles per full-tile K step that make the model's wide conv (its own hidden setup
@@ -260,6 +267,21 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     c.partial_call_cycles = solve_increasing(
         [&](double v) { return model(calib_deep(), x, Events{e.setup, e.gather, e.strided, e.call, v}); },
         elapsed(s.deep), 0, 4000);
+  // The rate of activations past the caches: what the far 1x1's time beyond everything above
+  // leaves for the bytes of its input past the largest re-read probe. Its time within the model's
+  // at 1000 GB/s (noise, or a cache that held it all) leaves it unmeasured.
+  if (s.far > 0) {
+    constexpr double kFastest = 1e-3;  // ns per byte
+    const Events ef{e.setup, e.gather, e.strided, e.call, c.partial_call_cycles};
+    const double ns = solve_increasing(
+        [&](double v) {
+          Events f = ef;
+          f.act_ns = v;
+          return model(calib_far(), x, f);
+        },
+        elapsed(s.far), kFastest, 1.0);
+    if (ns > kFastest) c.act_dram_gbs = 1 / ns;
+  }
   // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and partial-call
   // cost just found (they store raw sums into the element's scratch).
   const int wtile = sim::winograd_tile_of(s.winograd_kernel);
@@ -452,6 +474,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->dw_write_gbs = c.dw_write_gbs;
     m->dw_row_cycles = c.dw_row_cycles;
     m->reread_gbs = c.reread_gbs;
+    m->act_dram_gbs = c.act_dram_gbs;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);
   }

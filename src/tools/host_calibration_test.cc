@@ -34,7 +34,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
   const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, strided = 1.5, call = 60, wino = 0.7,
-               partial = 25, merged = 80;
+               partial = 25, merged = 80, act = 7;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
   auto secs = [&](const kernels::ConvParams& p, double step, int tile = 0) {
     target::Target u = t;
@@ -45,6 +45,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
     u.host_conv.partial_call_cycles = partial;
     u.host_conv.wino_float_cycles = wino;
     u.host_conv.merged_setup_cycles = merged;
+    u.host_conv.act_dram_gbs = act;
     const double cycles = tile ? sim::host_winograd_time(p, tile, u, step, false).cycles : sim::host_conv_time(p, u, step, false).cycles;
     return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
@@ -61,9 +62,10 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
                                secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
                                secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x),
                                dw_secs(calib_dw()), dw_secs(calib_dw_rows()), dw_secs(calib_dw_strided()),
-                               secs(calib_merged(16), x)};
+                               secs(calib_merged(16), x), secs(calib_far(), x)};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
+  EXPECT_NEAR(c.act_dram_gbs, act, 1e-4);
   EXPECT_NEAR(c.merged_setup_cycles, merged, 0.05);
   EXPECT_NEAR(c.dw_read_gbs, 40, 1e-6);
   EXPECT_NEAR(c.dw_write_gbs, 25, 1e-6);
@@ -109,6 +111,16 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_LT(fast.wino_float_cycles, 0);  // no Winograd timing, no transform cost
   EXPECT_LT(fast.partial_call_cycles, 0);  // no deep-K timing: the full call's cost stands in
   EXPECT_LT(fast.merged_setup_cycles, 0);  // no merged stem timing: merged taps pay the setup
+  EXPECT_DOUBLE_EQ(fast.act_dram_gbs, 0);  // no far 1x1 timing: activations past the caches at DRAM's
+  // A far 1x1 no slower than its FMAs and cached reads: nothing measured, DRAM's rate stands.
+  CalibrationTimes quick = times;
+  target::Target u = t;
+  u.host_conv.setup_cycles = setup;
+  u.host_conv.call_cycles = call;
+  u.host_conv.partial_call_cycles = partial;
+  u.host_conv.act_dram_gbs = 1e9;
+  quick.far = sim::host_conv_time(calib_far(), u, x, false).cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
+  EXPECT_DOUBLE_EQ(solve_conv_calibration(m, m.launch_us, quick).act_dram_gbs, 0);
   // Nothing timed: no calibration.
   EXPECT_FALSE(solve_conv_calibration(m, m.launch_us, {}).ok);
 }
@@ -134,9 +146,9 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
                deep = kDeep;
   // Depthwise: long rows, short rows, stride 2 (times the three-way solve takes to positive
   // rates and row cost, reads faster than writes, as measured).
-  const double dw = 0.1e-3, dw_rows = 0.02e-3, dw_strided = 0.035e-3, merged = 0.5e-3;
+  const double dw = 0.1e-3, dw_rows = 0.02e-3, dw_strided = 0.035e-3, merged = 0.5e-3, far = 0.3;
   const CalibrationTimes clean_times{wide,  narrow, stem,    strided,    short_k, twin,  -1,
-                                     "",    deep,   dw,      dw_rows,    dw_strided, merged};
+                                     "",    deep,   dw,      dw_rows,    dw_strided, merged, far};
   const ConvCalibration clean = solve_conv_calibration(m, 0.05, clean_times);
   ASSERT_TRUE(clean.ok);
   // Seven rounds: round 2 slowed 2x throughout, round 4 by 5%, round 5 only on its narrow conv;
@@ -157,6 +169,7 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.dw_rows_s.push_back(dw_rows * load[i]);
     r.dw_strided_s.push_back(dw_strided * load[i]);
     r.merged_s.push_back(merged * load[i]);
+    r.far_s.push_back(far * load[i]);
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -181,6 +194,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_NEAR(c.dw_row_cycles, expect.dw_row_cycles, 1e-6);
   EXPECT_NEAR(c.merged_setup_cycles, expect.merged_setup_cycles, 1e-6);
   EXPECT_GT(expect.merged_setup_cycles, 0);
+  EXPECT_NEAR(c.act_dram_gbs, expect.act_dram_gbs, 1e-9);
+  EXPECT_GT(expect.act_dram_gbs, 0);
   EXPECT_GT(expect.dw_row_cycles, 0);
   EXPECT_GT(expect.dw_write_gbs, 0);
   EXPECT_GT(expect.dw_read_gbs, expect.dw_write_gbs);
@@ -333,6 +348,10 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
   EXPECT_DOUBLE_EQ(sim::host_dw_segments(dl), 448);
   EXPECT_DOUBLE_EQ(sim::host_dw_segments(dr), 224);
   EXPECT_DOUBLE_EQ(sim::host_dw_segments(ds), 224);
+  // The far 1x1 reads its input in place, three times the largest re-read probe and more.
+  const kernels::ConvParams f = calib_far();
+  EXPECT_TRUE(sim::host_conv_blocking(f, 6, 64, 2, kernels::igemm::kBlockingAvx512).direct);
+  EXPECT_GT(4.0 * f.n * f.ih * f.iw * f.ic, 3.0 * double(target::kRereadProbes.back()));
 }
 
 }  // namespace

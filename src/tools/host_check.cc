@@ -179,7 +179,7 @@ std::string list_names(const std::vector<std::string>& v) {
 
 std::string format_check(const CheckReport& c) {
   std::string out;
-  char buf[512];
+  char buf[768];
   const auto& h = c.host;
   std::snprintf(buf, sizeof buf,
                 "host (measured, %d threads): fp32 peak %.1f GFLOP/s, memcpy %.1f GB/s, conv calibration %.0f%% of peak "
@@ -192,19 +192,22 @@ std::string format_check(const CheckReport& c) {
                                                    std::to_string(int(h.dw_write_gbs + 0.5)) + " GB/s, " +
                                                    std::to_string(int(h.dw_row_cycles + 0.5)) + " cycles/row of 16 channels"
                                              : "not measured";
+    char far[32] = "at DRAM's rate";
+    if (h.act_dram_gbs > 0) std::snprintf(far, sizeof far, "%.1f GB/s", h.act_dram_gbs);
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap "
                   "(%.1f merged), row gather %.1f "
                   "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
                   "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
-                  "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s\n\n",
+                  "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s; activations past "
+                  "them %s\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.merged_setup_cycles >= 0 ? h.merged_setup_cycles : h.tap_setup_cycles,
                   h.gather_cycles, std::max(0.0, h.strided_step_cycles),
                   std::max(0.0, h.wino_float_cycles), dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
-                  h.reread_gbs[3]);
+                  h.reread_gbs[3], far);
     out.pop_back();
     out += buf;
   }
@@ -258,7 +261,8 @@ nlohmann::json check_json(const CheckReport& c) {
                {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_read_gbs", c.host.dw_read_gbs},
                {"dw_write_gbs", c.host.dw_write_gbs}, {"dw_row_cycles", c.host.dw_row_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
-               {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs}};
+               {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs},
+               {"act_dram_gbs", c.host.act_dram_gbs}};
   j["layers"] = nlohmann::json::array();
   for (const auto& l : c.layers)
     j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"predicted_ms", l.predicted_ms},

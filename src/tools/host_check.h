@@ -56,6 +56,8 @@ struct ConvCalibration {
   // The depthwise kernel's read and write rates (0: not measured) and its cost per output row of
   // 16 channels, core-cycles (sim/host_dw.h), from calib_dw, calib_dw_rows and calib_dw_strided.
   double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;
+  // What activations past the caches stream in at, all threads, from calib_far (0: not measured).
+  double act_dram_gbs = 0;
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
@@ -74,6 +76,10 @@ kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
 kernels::ConvParams calib_deep();
+// A 1x1 256 -> 64 over 16 images of 56x56 (ResNet-50's layer1 1x1s at batch 16): its 51 MB input,
+// read just before it runs as a layer's input was just written, outgrows the largest re-read
+// probe three times over, and its time beyond its FMAs gives act_dram_gbs.
+kernels::ConvParams calib_far();
 // Depthwise 3x3, 128 channels, 56x56, stride 1, pad 1: the plan's depthwise kernel streams its
 // input and output (1.6 MB each) past its FMAs.
 kernels::ConvParams calib_dw();
@@ -100,6 +106,7 @@ struct CalibrationTimes {
   double dw_rows = -1;  // calib_dw_rows() on calib_dw_kernel
   double dw_strided = -1;  // calib_dw_strided() on calib_dw_kernel
   double merged = -1;      // calib_merged(tile columns)
+  double far = -1;         // calib_far()
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

@@ -92,6 +92,9 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   const bool tiled = kernels::igemm::tile_of(kernel, &rows, &cols);
   convs_.push_back(std::make_unique<Conv>(tiled ? k : nullptr, calib_merged(cols)));
   for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
+  // The 1x1 over an input past the caches.
+  convs_.push_back(std::make_unique<Conv>(k, calib_far()));
+  convs_.back()->run_s(pool_);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -145,6 +148,7 @@ void ConvCalibrator::round() {
   if (convs_[9]->ok) rounds_.dw_rows_s.push_back(timed(*convs_[9], true));
   if (convs_[10]->ok) rounds_.dw_strided_s.push_back(timed(*convs_[10], true));
   if (convs_[11]->ok) rounds_.merged_s.push_back(timed(*convs_[11]));
+  if (convs_[12]->ok) rounds_.far_s.push_back(timed(*convs_[12]));
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -198,13 +202,13 @@ double ConvCalibrator::read_gbs(const float* data, std::size_t n) {
 ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, double dispatch_us,
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
-  // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three), merged stem over
-  // the same round's wide
-  constexpr int kOthers = 11;
+  // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three), merged stem, far
+  // 1x1 over the same round's wide
+  constexpr int kOthers = 12;
   std::vector<double> ratio[kOthers];
   const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s,  &r.strided_s, &r.short_s,
                                                &r.twin_s,     &r.winograd_s, &r.deep_s, &r.dw_s,
-                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s};
+                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s, &r.far_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
@@ -222,7 +226,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   CalibrationTimes times{w,         scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]),
                          scaled(ratio[3]), scaled(ratio[4]), scaled(ratio[5]), r.winograd_kernel,
                          scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9]),
-                         scaled(ratio[10])};
+                         scaled(ratio[10]), scaled(ratio[11])};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.
