@@ -215,7 +215,15 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
       on += w.tbytes(id);
       if (!w.resident(id)) off += w.tbytes(id);
     }
-    LayerCost l = cost_vector(name, op, work, on, off, t, o);
+    // The measured host's Reorder: its loop's cost per element, where that outlasts its bytes.
+    double stream = 0;
+    if (n.op == ir::Op::Reorder && t.reorder_elem_ns > 0 && !n.outputs.empty() && n.outputs[0] >= 0) {
+      const ir::Tensor& out = g.t(n.outputs[0]);
+      const double elems = w.tbytes(n.outputs[0]) / std::max<std::size_t>(1, ir::dtype_size(out.dtype));
+      const double bytes_ns = t.vector_gbs > 0 ? on / t.vector_gbs : 0;  // bytes / (GB/s) = ns
+      stream = std::max(bytes_ns, elems * t.reorder_elem_ns) * t.clock_ghz;
+    }
+    LayerCost l = cost_vector(name, op, work, on, off, t, o, stream);
     if (n.op == ir::Op::Reorder) {  // the runtime's reorder is a plain loop on the caller: no dispatch
       l.total_cycles -= l.overhead_cycles;
       l.overhead_cycles = 0;

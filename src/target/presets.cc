@@ -175,6 +175,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
   // The runtime's pooling, element-wise and reorder loops stream from memory.
   t.vector_gbs = t.offchip_gbs;
   t.reorders_cost = true;
+  t.reorder_elem_ns = std::max(0.0, m.reorder_elem_ns);
   if (tile && m.tap_setup_cycles >= 0 && m.gather_cycles >= 0) {
     t.host_conv.enabled = true;
     t.host_conv.mr = m.tile_rows;

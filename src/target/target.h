@@ -103,6 +103,10 @@ struct Target {
   // on-chip/off-chip memory model), and layout Reorders are real copies rather than free.
   double vector_gbs = 0;
   bool reorders_cost = false;
+  // The measured host: the runtime's Reorder loop per element, on the caller's thread (0: not
+  // measured, its bytes at vector_gbs). An NCHW -> NHWC copy of a 3-channel image takes 0.3-0.4
+  // ns per element on a 2-core Zen 5, five times its bytes at the memcpy bandwidth.
+  double reorder_elem_ns = 0;
   HostConvModel host_conv;  // enabled only on the measured host (`--check`)
 
   int arrays() const { return cores * arrays_per_core; }
@@ -145,6 +149,7 @@ struct HostMeasurements {
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3
   double act_dram_gbs = 0;                  // HostConvModel::act_dram_gbs (0: not measured)
+  double reorder_elem_ns = 0;               // Target::reorder_elem_ns (0: not measured)
   std::array<double, 4> reread_gbs{};       // HostConvModel::reread_gbs
   int64_t l1_weights_bytes = 0, l2_input_bytes = 0;  // HostConvModel's (0: its defaults)
   int64_t all_panels_bytes = 0;                      // HostConvModel's

@@ -475,6 +475,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->dw_row_cycles = c.dw_row_cycles;
     m->reread_gbs = c.reread_gbs;
     m->act_dram_gbs = c.act_dram_gbs;
+    m->reorder_elem_ns = c.reorder_elem_ns;
   } else if (!kernel.empty()) {
     m->conv_efficiency = measured_conv_efficiency(kernel, m->threads, m->fp32_peak_gflops, m->launch_us);
   }

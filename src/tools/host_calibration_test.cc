@@ -170,6 +170,7 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
     r.dw_strided_s.push_back(dw_strided * load[i]);
     r.merged_s.push_back(merged * load[i]);
     r.far_s.push_back(far * load[i]);
+    r.reorder_s.push_back(61.44e-6 * load[i]);  // 0.4 ns for each of 2 x 3 x 160 x 160 elements
     r.dram_gbs.push_back(i == 2 ? 9 : 16 + i);  // median 19
     r.peak_gflops.push_back(i == 2 ? 50 : 100);
   }
@@ -195,6 +196,8 @@ TEST(HostCalibration, RoundsShrugOffBurstsOfLoad) {
   EXPECT_NEAR(c.merged_setup_cycles, expect.merged_setup_cycles, 1e-6);
   EXPECT_GT(expect.merged_setup_cycles, 0);
   EXPECT_NEAR(c.act_dram_gbs, expect.act_dram_gbs, 1e-9);
+  EXPECT_NEAR(c.reorder_elem_ns, 0.4, 1e-12);
+  EXPECT_DOUBLE_EQ(expect.reorder_elem_ns, 0);  // timed in the rounds only
   EXPECT_GT(expect.act_dram_gbs, 0);
   EXPECT_GT(expect.dw_row_cycles, 0);
   EXPECT_GT(expect.dw_write_gbs, 0);

@@ -201,13 +201,13 @@ std::string format_check(const CheckReport& c) {
                   "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s; activations past "
-                  "them %s\n\n",
+                  "them %s; reorder %.2f ns/element\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.merged_setup_cycles >= 0 ? h.merged_setup_cycles : h.tap_setup_cycles,
                   h.gather_cycles, std::max(0.0, h.strided_step_cycles),
                   std::max(0.0, h.wino_float_cycles), dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
-                  h.reread_gbs[3], far);
+                  h.reread_gbs[3], far, h.reorder_elem_ns);
     out.pop_back();
     out += buf;
   }
@@ -262,7 +262,7 @@ nlohmann::json check_json(const CheckReport& c) {
                {"dw_write_gbs", c.host.dw_write_gbs}, {"dw_row_cycles", c.host.dw_row_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
                {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs},
-               {"act_dram_gbs", c.host.act_dram_gbs}};
+               {"act_dram_gbs", c.host.act_dram_gbs}, {"reorder_elem_ns", c.host.reorder_elem_ns}};
   j["layers"] = nlohmann::json::array();
   for (const auto& l : c.layers)
     j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"predicted_ms", l.predicted_ms},

@@ -58,6 +58,7 @@ struct ConvCalibration {
   double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;
   // What activations past the caches stream in at, all threads, from calib_far (0: not measured).
   double act_dram_gbs = 0;
+  double reorder_elem_ns = 0;  // the runtime's Reorder per element (kCalibReorderDims; 0: not measured)
 };
 ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::HostMeasurements& m, double dispatch_us);
 // The calibration convs: wide and narrow on the row-pointer path (kCalibWideTap and
@@ -80,6 +81,9 @@ kernels::ConvParams calib_deep();
 // read just before it runs as a layer's input was just written, outgrows the largest re-read
 // probe three times over, and its time beyond its FMAs gives act_dram_gbs.
 kernels::ConvParams calib_far();
+// The Reorder the calibration times: NCHW -> NHWC of two 3-channel 160x160 images, the runtime's
+// layout change for an image input (dims as runtime::reorder_f32 takes them, to NHWC).
+constexpr int64_t kCalibReorderDims[4] = {2, 3, 160, 160};
 // Depthwise 3x3, 128 channels, 56x56, stride 1, pad 1: the plan's depthwise kernel streams its
 // input and output (1.6 MB each) past its FMAs.
 kernels::ConvParams calib_dw();

@@ -10,6 +10,7 @@
 #include "kernels/conv/conv.h"
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
+#include "runtime/session_step.h"
 #include "tools/host_check_stats.h"
 
 namespace systolic::tools {
@@ -95,6 +96,10 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   // The 1x1 over an input past the caches.
   convs_.push_back(std::make_unique<Conv>(k, calib_far()));
   convs_.back()->run_s(pool_);
+  std::size_t image = 1;
+  for (int64_t d : kCalibReorderDims) image *= static_cast<std::size_t>(d);
+  reorder_src_.assign(image, 0.5f);
+  reorder_dst_.assign(image, 0.0f);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -149,6 +154,16 @@ void ConvCalibrator::round() {
   if (convs_[10]->ok) rounds_.dw_strided_s.push_back(timed(*convs_[10], true));
   if (convs_[11]->ok) rounds_.merged_s.push_back(timed(*convs_[11]));
   if (convs_[12]->ok) rounds_.far_s.push_back(timed(*convs_[12]));
+  // The image Reorder, its input just read on the caller (a run copies its input into the arena
+  // there just before).
+  {
+    float sum = 0;
+    for (std::size_t i = 0; i < reorder_src_.size(); i += 16) sum += reorder_src_[i];
+    sink_[0] += sum;
+    const auto t0 = clock_type::now();
+    runtime::reorder_f32(reorder_src_.data(), reorder_dst_.data(), kCalibReorderDims, 1);
+    rounds_.reorder_s.push_back(seconds_since(t0));
+  }
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so
   // it comes from memory). Then, for each probed size, a slice of another buffer read twice: the
   // first pass from memory, the second from wherever the first left it (the L3 when it kept it).
@@ -242,6 +257,15 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   c.peak_gflops = peak;
   c.dispatch_us = disp.empty() ? -1 : dispatch_us;
   c.dram_read_gbs = dram.empty() ? 0 : hm.dram_read_gbs;
+  // The Reorder per element, from its ratio to the same round's wide conv like the convs.
+  std::vector<double> reorder;
+  for (std::size_t i = 0; i < r.wide_s.size() && i < r.reorder_s.size(); ++i)
+    if (r.wide_s[i] > 0 && r.reorder_s[i] > 0) reorder.push_back(r.reorder_s[i] / r.wide_s[i]);
+  if (!reorder.empty()) {
+    double elems = 1;
+    for (int64_t d : kCalibReorderDims) elems *= double(d);
+    c.reorder_elem_ns = w * quantile(reorder, 0.5) * 1e9 / elems;
+  }
   for (std::size_t k = 0; k < r.reread_gbs.size() && k < c.reread_gbs.size(); ++k) {
     std::vector<double> v;
     for (double g : r.reread_gbs[k])

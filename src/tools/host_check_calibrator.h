@@ -1,8 +1,8 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
 // _dw, _dw_rows, _dw_strided, _merged, _far; calib_strided and _strided_twin three alternating calls
-// each, of which the round keeps the fastest), a dispatch sample, one short FMA peak loop and
-// one read pass over a buffer past the L3, back to back, so a burst of load from another process
+// each, of which the round keeps the fastest), the runtime's Reorder of an image, a dispatch
+// sample, one short FMA peak loop and one read pass over a buffer past the L3, back to back, so a burst of load from another process
 // lands on one round's shapes alike; the solve then uses per-round ratios to the wide conv.
 // `check` runs a round after each timed run of the model, so the rounds see the load and memory
 // traffic the runs see.
@@ -27,6 +27,7 @@ struct CalibrationRounds {
   std::vector<double> dw_strided_s;  // calib_dw_strided() on calib_dw_kernel (empty: none takes it)
   std::vector<double> merged_s;      // calib_merged(the tile's columns) on the kernel
   std::vector<double> far_s;         // calib_far() on the kernel
+  std::vector<double> reorder_s;     // runtime::reorder_f32 over kCalibReorderDims, on the caller
   std::string winograd_kernel;
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
@@ -66,6 +67,7 @@ class ConvCalibrator {
   // rows, strided), merged stem, far 1x1
   std::vector<std::unique_ptr<Conv>> convs_;
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
+  std::vector<float> reorder_src_, reorder_dst_;
   std::vector<float> sink_;
   double read_gbs(const float* data, std::size_t n);
   double timed(Conv& c, bool touch_out = false);
