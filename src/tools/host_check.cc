@@ -192,8 +192,9 @@ std::string format_check(const CheckReport& c) {
                                                    std::to_string(int(h.dw_write_gbs + 0.5)) + " GB/s, " +
                                                    std::to_string(int(h.dw_row_cycles + 0.5)) + " cycles/row of 16 channels"
                                              : "not measured";
-    char far[32] = "at DRAM's rate";
+    char far[32] = "at DRAM's rate", reorder[32] = "not measured";
     if (h.act_dram_gbs > 0) std::snprintf(far, sizeof far, "%.1f GB/s", h.act_dram_gbs);
+    if (h.reorder_elem_ns > 0) std::snprintf(reorder, sizeof reorder, "%.2f ns/element", h.reorder_elem_ns);
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap "
                   "(%.1f merged), row gather %.1f "
@@ -201,13 +202,13 @@ std::string format_check(const CheckReport& c) {
                   "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s; activations past "
-                  "them %s; reorder %.2f ns/element\n\n",
+                  "them %s; reorder %s\n\n",
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.merged_setup_cycles >= 0 ? h.merged_setup_cycles : h.tap_setup_cycles,
                   h.gather_cycles, std::max(0.0, h.strided_step_cycles),
                   std::max(0.0, h.wino_float_cycles), dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
-                  h.reread_gbs[3], far, h.reorder_elem_ns);
+                  h.reread_gbs[3], far, reorder);
     out.pop_back();
     out += buf;
   }

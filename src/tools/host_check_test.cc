@@ -167,6 +167,12 @@ TEST(HostCheck, SmallModelReportsEveryField) {
                         "top5_match", "top5_match_within_noise", "top5_swaps", "bootstrap", "host"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_NE(format_check(*c).find("same set"), std::string::npos);
+  for (const char* k : {"act_dram_gbs", "reorder_elem_ns", "strided_step_cycles"}) EXPECT_TRUE(j["host"].contains(k)) << k;
+  // Calibrated (an igemm plan), the rounds timed the runtime's Reorder too.
+  if (c->host.tap_setup_cycles >= 0) {
+    EXPECT_GT(c->host.reorder_elem_ns, 0);
+    EXPECT_NE(format_check(*c).find(" ns/element"), std::string::npos);
+  }
 }
 
 }  // namespace
