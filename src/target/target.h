@@ -71,7 +71,7 @@ struct HostConvModel {
   // What a conv's activations past the caches (beyond the largest re-read probe) stream in at,
   // all threads (0: dram_gbs). Read from the start just after a layer wrote them to the end, they
   // come in well below a plain read pass: on a 2-core Zen 5 ResNet-50's 51 MB inputs at batch 16
-  // came in at 15-20 GB/s where one read pass gives 45-55, and the 1x1s reading them came out
+  // came in at 15-21 GB/s where one read pass gives 45-55, and the 1x1s reading them came out
   // 10-20% under at the plain rate.
   double act_dram_gbs = 0;
   // Measured bandwidth of reading again, right away, kRereadProbes[i] bytes that one pass has
