@@ -22,6 +22,8 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
   if (!h.enabled || tile <= 0) return out;
   const int threads = std::max(1, t.cores), mr = std::max(1, h.mr), nr = std::max(1, h.nr);
   const int elems = (tile + 2) * (tile + 2);
+  // The transforms' cost per float: F(2x2)'s own when measured.
+  const double per_float = tile == 2 && h.wino2_float_cycles >= 0 ? h.wino2_float_cycles : h.wino_float_cycles;
   const long l2_input = h.l2_input_bytes > 0 ? h.l2_input_bytes : kernels::igemm::kBlockingAvx2.l2_input;
   const kernels::winograd::Grid g = kernels::winograd::grid(p, tile, elems, mr, nr, threads, {0, l2_input});
   const double panel_bytes = double(p.ic) * nr * 4;  // one element's weights of one panel
@@ -55,7 +57,7 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
       // one (conv_winograd.h): only the task's first waits beyond its first tile.
       const double wait = std::max(0.0, transfer - first_tile) +
                           (double(pn1 - pn0) * elems - 1) * std::max(0.0, transfer - chunk);
-      const double transforms = double(nt) * elems * (p.ic + channels) * h.wino_float_cycles;
+      const double transforms = double(nt) * elems * (p.ic + channels) * per_float;
       out.weight_wait += wait;
       out.busy += gemm + wait + transforms;
       costs.push_back(gemm + wait + transforms);

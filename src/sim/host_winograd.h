@@ -16,7 +16,8 @@ int winograd_tile_of(const std::string& kernel);
 
 // One Winograd conv with output tiles of side `tile` on the measured host, in core-cycles at
 // t.clock_ghz (fields as host_conv_time's). A transform costs t.host_conv.wino_float_cycles per
-// float of each tile's transformed input and output (loads, arithmetic and stores together).
+// float of each tile's transformed input and output (loads, arithmetic and stores together);
+// tiles of 2 cost wino2_float_cycles instead when that is measured (>= 0).
 // A task's GEMMs read each panel's packed weights of each element from the L3 (DRAM when
 // `weights_from_dram`) in the conv's first tile block, from where host_reread_gbs says in later
 // ones, the threads sharing the bandwidth only when they read different panel groups; what the

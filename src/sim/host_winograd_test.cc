@@ -69,6 +69,15 @@ TEST(HostWinograd, TransformsCostPerFloat) {
   const HostConvTime with = host_winograd_time(p, 4, host(2), 1.0, false);
   const kernels::winograd::Grid g = kernels::winograd::grid(p, 4, 36, 6, 64, 2, {0, 512 * 1024});
   EXPECT_DOUBLE_EQ(with.busy - base.busy, 2.0 * 36 * 144 * (64.0 * g.groups + 64));
+  // F(2x2) tiles cost their own transform cost when it is measured, F(4x4)'s stays: 24x24 tiles
+  // of 2, 16 elements each.
+  target::Target two = host(2);
+  two.host_conv.wino2_float_cycles = 0.5;
+  const kernels::winograd::Grid g2 = kernels::winograd::grid(p, 2, 16, 6, 64, 2, {0, 512 * 1024});
+  const double base2 = host_winograd_time(p, 2, host(0), 1.0, false).busy;
+  EXPECT_DOUBLE_EQ(host_winograd_time(p, 2, two, 1.0, false).busy - base2, 0.5 * 16 * 576 * (64.0 * g2.groups + 64));
+  EXPECT_DOUBLE_EQ(host_winograd_time(p, 2, host(2), 1.0, false).busy - base2, 2.0 * 16 * 576 * (64.0 * g2.groups + 64));
+  EXPECT_DOUBLE_EQ(host_winograd_time(p, 4, two, 1.0, false).busy, with.busy);
 }
 
 // Weights that come slowly make the GEMMs wait, once per panel and element of each task.

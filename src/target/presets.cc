@@ -187,6 +187,7 @@ Target host_target(const CpuFeatures& cpu, const HostMeasurements& m) {
     t.host_conv.call_cycles = std::max(0.0, m.call_cycles);
     t.host_conv.partial_call_cycles = m.partial_call_cycles >= 0 ? m.partial_call_cycles : t.host_conv.call_cycles;
     t.host_conv.wino_float_cycles = std::max(0.0, m.wino_float_cycles);
+    t.host_conv.wino2_float_cycles = m.wino2_float_cycles;
     t.host_conv.dw_read_gbs = std::max(0.0, m.dw_read_gbs);
     t.host_conv.dw_write_gbs = std::max(0.0, m.dw_write_gbs);
     t.host_conv.dw_row_cycles = std::max(0.0, m.dw_row_cycles);

@@ -60,6 +60,10 @@ struct HostConvModel {
   // Winograd kernels (sim/host_winograd.h): per float of a tile's transformed input or output,
   // core-cycles.
   double wino_float_cycles = 0;
+  // The same for the F(2x2) kernels (output tiles of 2) when measured on their own (< 0:
+  // wino_float_cycles). On a 2-core Zen 5, costed at the F(4x4) kernel's cost per float, F(2x2)
+  // came out 17-20% further over than F(4x4) on the same shapes (128 channels, 28x28 and 32x32).
+  double wino2_float_cycles = -1;
   // A depthwise conv kernel (kernels/conv/conv_dw.h, sim/host_dw.h): what it reads and what it
   // writes per second, all threads (0: not measured; it then streams every byte at vector_gbs),
   // and its fixed cost per output row of 16 channels on one thread, core-cycles. MobileNetV2's
@@ -145,6 +149,7 @@ struct HostMeasurements {
   double call_cycles = -1;         // per tile x panel microkernel call (HostConvModel), core-cycles
   double partial_call_cycles = -1; // the same for a K-split conv's partial calls (< 0: call_cycles)
   double wino_float_cycles = -1;   // per transformed float (HostConvModel), core-cycles
+  double wino2_float_cycles = -1;  // the same for F(2x2) (HostConvModel; < 0: not measured)
   double dw_read_gbs = 0, dw_write_gbs = 0, dw_row_cycles = 0;  // HostConvModel's (0: not measured)
   double l2_read_gbs = 0, l3_read_gbs = 0;  // read bandwidth of an L2- / L3-resident buffer
   double dram_read_gbs = 0;                 // read bandwidth of a buffer larger than the L3

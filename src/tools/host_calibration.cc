@@ -164,6 +164,13 @@ std::string calib_winograd_kernel(const std::string& conv_kernel) {
   return first_of_isa(conv_kernel, [](const std::string& k) { return sim::winograd_tile_of(k) > 0; }, calib_wide());
 }
 
+std::string calib_winograd2_kernel(const std::string& conv_kernel) {
+  const std::string first = calib_winograd_kernel(conv_kernel);
+  const std::string k =
+      first_of_isa(conv_kernel, [](const std::string& n) { return sim::winograd_tile_of(n) == 2; }, calib_wide());
+  return k == first ? "" : k;
+}
+
 std::string calib_igemm_kernel(const std::string& conv_kernel) {
   return first_of_isa(conv_kernel, [](const std::string& k) { return k.find("igemm") != std::string::npos; },
                       calib_wide());
@@ -283,18 +290,24 @@ ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double
     if (ns > kFastest) c.act_dram_gbs = 1 / ns;
   }
   // The transform cost: the wide shape on a Winograd kernel, its GEMMs at the rate and partial-call
-  // cost just found (they store raw sums into the element's scratch).
-  const int wtile = sim::winograd_tile_of(s.winograd_kernel);
-  if (s.winograd > 0 && wtile > 0)
-    c.wino_float_cycles = solve_increasing(
+  // cost just found (they store raw sums into the element's scratch); then the same on the F(2x2)
+  // kernel when that is another one.
+  auto transform = [&](const std::string& kernel, double secs) {
+    const int wtile = sim::winograd_tile_of(kernel);
+    if (secs <= 0 || wtile <= 0) return -1.0;
+    return solve_increasing(
         [&](double v) {
           target::Target y = t;
           y.host_conv.call_cycles = e.call;
           y.host_conv.partial_call_cycles = c.partial_call_cycles >= 0 ? c.partial_call_cycles : e.call;
           y.host_conv.wino_float_cycles = v;
+          y.host_conv.wino2_float_cycles = -1;
           return sim::host_winograd_time(calib_wide(), wtile, y, x, false).cycles;
         },
-        elapsed(s.winograd), 0, 50);
+        elapsed(secs), 0, 50);
+  };
+  c.wino_float_cycles = transform(s.winograd_kernel, s.winograd);
+  if (sim::winograd_tile_of(s.winograd2_kernel) == 2) c.wino2_float_cycles = transform(s.winograd2_kernel, s.winograd2);
   // The depthwise kernel: its three convs, less the dispatch, as bytes read at one rate, bytes
   // written at another and a cost per output row segment (sim/host_dw.h), solved together.
   // Without the strided one (or when the three give a rate or cost <= 0: noise), reads and
@@ -468,6 +481,7 @@ void apply_conv_calibration(const ConvCalibration& c, const std::string& kernel,
     m->call_cycles = c.call_cycles;
     m->partial_call_cycles = c.partial_call_cycles;
     m->wino_float_cycles = c.wino_float_cycles;
+    m->wino2_float_cycles = c.wino2_float_cycles;
     if (c.dram_read_gbs > 0) m->dram_read_gbs = c.dram_read_gbs;
     if (c.dispatch_us >= 0) m->launch_us = c.dispatch_us;
     m->dw_read_gbs = c.dw_read_gbs;

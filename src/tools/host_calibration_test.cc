@@ -34,7 +34,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   ASSERT_TRUE(t.host_conv.enabled);
   const double width = m.fp32_peak_gflops / (2.0 * m.threads * t.clock_ghz);
   const double c0 = 6 * 16 / width, x = 1.25 * c0, setup = 30, gather = 150, strided = 1.5, call = 60, wino = 0.7,
-               partial = 25, merged = 80, act = 7;
+               partial = 25, merged = 80, act = 7, wino2 = 0.35;
   // Seconds per call the model gives for these rates, plus the dispatch the solver takes off.
   auto secs = [&](const kernels::ConvParams& p, double step, int tile = 0) {
     target::Target u = t;
@@ -46,6 +46,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
     u.host_conv.wino_float_cycles = wino;
     u.host_conv.merged_setup_cycles = merged;
     u.host_conv.act_dram_gbs = act;
+    u.host_conv.wino2_float_cycles = wino2;
     const double cycles = tile ? sim::host_winograd_time(p, tile, u, step, false).cycles : sim::host_conv_time(p, u, step, false).cycles;
     return cycles / (t.clock_ghz * 1e9) + m.launch_us * 1e-6;
   };
@@ -62,9 +63,11 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
                                secs(calib_strided(), x), secs(calib_short(), x),  secs(calib_strided_twin(), x),
                                secs(calib_wide(), x, 4), "conv_f32_winograd_f4x3_avx512", secs(calib_deep(), x),
                                dw_secs(calib_dw()), dw_secs(calib_dw_rows()), dw_secs(calib_dw_strided()),
-                               secs(calib_merged(16), x), secs(calib_far(), x)};
+                               secs(calib_merged(16), x), secs(calib_far(), x),
+                               secs(calib_wide(), x, 2), "conv_f32_winograd_f2x3_avx512"};
   const ConvCalibration c = solve_conv_calibration(m, m.launch_us, times);
   ASSERT_TRUE(c.ok);
+  EXPECT_NEAR(c.wino2_float_cycles, wino2, 1e-3);
   EXPECT_NEAR(c.act_dram_gbs, act, 1e-4);
   EXPECT_NEAR(c.merged_setup_cycles, merged, 0.05);
   EXPECT_NEAR(c.dw_read_gbs, 40, 1e-6);
@@ -109,6 +112,7 @@ TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
   EXPECT_DOUBLE_EQ(fast.strided_step_cycles, 0.0);
   EXPECT_DOUBLE_EQ(fast.call_cycles, 0.0);
   EXPECT_LT(fast.wino_float_cycles, 0);  // no Winograd timing, no transform cost
+  EXPECT_LT(fast.wino2_float_cycles, 0);
   EXPECT_LT(fast.partial_call_cycles, 0);  // no deep-K timing: the full call's cost stands in
   EXPECT_LT(fast.merged_setup_cycles, 0);  // no merged stem timing: merged taps pay the setup
   EXPECT_DOUBLE_EQ(fast.act_dram_gbs, 0);  // no far 1x1 timing: activations past the caches at DRAM's
@@ -304,6 +308,22 @@ TEST(HostCalibration, WinogradCalibrationKernelFollowsThePlansIsa) {
   }
   EXPECT_EQ(calib_winograd_kernel("conv_f32_ref"), "");
   EXPECT_EQ(calib_winograd_kernel(""), "");
+  // The F(2x2) kernel of the same ISA when the first is another (F(4x4)); none when the first
+  // one is F(2x2) itself.
+  for (const char* k : {"conv_f32_igemm_6x16_avx2", "conv_f32_igemm_6x64_avx512"}) {
+    const std::string isa = std::string(k).substr(std::string(k).rfind('_'));
+    const std::string first = calib_winograd_kernel(k), second = calib_winograd2_kernel(k);
+    if (first.empty() || sim::winograd_tile_of(first) == 2) {
+      EXPECT_EQ(second, "") << k;
+      continue;
+    }
+    EXPECT_TRUE(winograd_on(second, isa)) << k;
+    EXPECT_EQ(sim::winograd_tile_of(second), 2) << k;
+  }
+  if (cpu.has_avx512()) {
+    EXPECT_EQ(calib_winograd2_kernel("conv_f32_igemm_6x64_avx512"), "conv_f32_winograd_f2x3_avx512");
+  }
+  EXPECT_EQ(calib_winograd2_kernel("conv_f32_ref"), "");
 }
 
 TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {

@@ -192,13 +192,14 @@ std::string format_check(const CheckReport& c) {
                                                    std::to_string(int(h.dw_write_gbs + 0.5)) + " GB/s, " +
                                                    std::to_string(int(h.dw_row_cycles + 0.5)) + " cycles/row of 16 channels"
                                              : "not measured";
-    char far[32] = "at DRAM's rate", reorder[32] = "not measured";
+    char far[32] = "at DRAM's rate", reorder[32] = "not measured", wino2[32] = "the same for";
+    if (h.wino2_float_cycles >= 0) std::snprintf(wino2, sizeof wino2, "%.2f for", h.wino2_float_cycles);
     if (h.act_dram_gbs > 0) std::snprintf(far, sizeof far, "%.1f GB/s", h.act_dram_gbs);
     if (h.reorder_elem_ns > 0) std::snprintf(reorder, sizeof reorder, "%.2f ns/element", h.reorder_elem_ns);
     std::snprintf(buf, sizeof buf,
                   "conv kernel: call %.1f cycles/tile/panel (%.1f storing partial sums), tap setup %.1f cycles/tile/panel/tap "
                   "(%.1f merged), row gather %.1f "
-                  "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float, "
+                  "cycles/tile/row, strided rows +%.2f cycles/K step, Winograd transform %.2f cycles/float (%s F(2x2)), "
                   "depthwise %s; "
                   "read L2 %.0f GB/s, L3 %.0f GB/s, DRAM "
                   "%.1f GB/s; re-read of 2/4/8/16 MiB just streamed in %.0f/%.0f/%.0f/%.0f GB/s; activations past "
@@ -206,7 +207,7 @@ std::string format_check(const CheckReport& c) {
                   std::max(0.0, h.call_cycles), h.partial_call_cycles >= 0 ? h.partial_call_cycles : std::max(0.0, h.call_cycles),
                   h.tap_setup_cycles, h.merged_setup_cycles >= 0 ? h.merged_setup_cycles : h.tap_setup_cycles,
                   h.gather_cycles, std::max(0.0, h.strided_step_cycles),
-                  std::max(0.0, h.wino_float_cycles), dw.c_str(),
+                  std::max(0.0, h.wino_float_cycles), wino2, dw.c_str(),
                   h.l2_read_gbs, h.l3_read_gbs, h.dram_read_gbs, h.reread_gbs[0], h.reread_gbs[1], h.reread_gbs[2],
                   h.reread_gbs[3], far, reorder);
     out.pop_back();
@@ -259,7 +260,7 @@ nlohmann::json check_json(const CheckReport& c) {
                {"gather_cycles", c.host.gather_cycles},
                {"strided_step_cycles", c.host.strided_step_cycles}, {"call_cycles", c.host.call_cycles},
                {"partial_call_cycles", c.host.partial_call_cycles},
-               {"wino_float_cycles", c.host.wino_float_cycles}, {"dw_read_gbs", c.host.dw_read_gbs},
+               {"wino_float_cycles", c.host.wino_float_cycles}, {"wino2_float_cycles", c.host.wino2_float_cycles}, {"dw_read_gbs", c.host.dw_read_gbs},
                {"dw_write_gbs", c.host.dw_write_gbs}, {"dw_row_cycles", c.host.dw_row_cycles},
                {"l2_read_gbs", c.host.l2_read_gbs}, {"l3_read_gbs", c.host.l3_read_gbs},
                {"dram_read_gbs", c.host.dram_read_gbs}, {"reread_gbs", c.host.reread_gbs},

@@ -49,6 +49,7 @@ struct ConvCalibration {
   double merged_setup_cycles = -1;  // < 0: not measured (merged taps pay setup_cycles)
   double partial_call_cycles = -1;  // < 0: not measured
   double wino_float_cycles = -1;  // < 0: no Winograd kernel takes the wide shape here
+  double wino2_float_cycles = -1;  // the F(2x2) kernel's (< 0: not measured; then wino_float_cycles)
   double peak_gflops = 0;  // the highest FMA peak seen in the rounds (what the cycles count in)
   double dram_read_gbs = 0;  // median DRAM read bandwidth over the rounds (0: not sampled)
   std::array<double, 4> reread_gbs{};  // median re-read per target::kRereadProbes size (0: not sampled)
@@ -100,6 +101,9 @@ std::string calib_dw_kernel(const std::string& conv_kernel);
 // set of `conv_kernel` (its name's last part, e.g. "avx2"): a plan's direct and Winograd convs
 // run on the same ISA ("" when none).
 std::string calib_winograd_kernel(const std::string& conv_kernel);
+// The F(2x2) Winograd kernel of the same instruction set that takes calib_wide(), when it is not
+// calib_winograd_kernel ("" otherwise).
+std::string calib_winograd2_kernel(const std::string& conv_kernel);
 // Seconds per call of each calibration conv (<= 0: not measured).
 struct CalibrationTimes {
   double wide = -1, narrow = -1, stem = -1, strided = -1, short_k = -1, strided_twin = -1;
@@ -111,6 +115,8 @@ struct CalibrationTimes {
   double dw_strided = -1;  // calib_dw_strided() on calib_dw_kernel
   double merged = -1;      // calib_merged(tile columns)
   double far = -1;         // calib_far()
+  double winograd2 = -1;   // the wide shape on winograd2_kernel
+  std::string winograd2_kernel{};
 };
 // calibrate_conv_kernel's arithmetic on given timings.
 ConvCalibration solve_conv_calibration(const target::HostMeasurements& m, double dispatch_us, const CalibrationTimes& s);

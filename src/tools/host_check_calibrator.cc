@@ -96,6 +96,10 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   // The 1x1 over an input past the caches.
   convs_.push_back(std::make_unique<Conv>(k, calib_far()));
   convs_.back()->run_s(pool_);
+  // The F(2x2) Winograd kernel's transforms, when the ISA has one besides the first.
+  rounds_.winograd2_kernel = calib_winograd2_kernel(kernel);
+  convs_.push_back(std::make_unique<Conv>(kernels::conv_find(rounds_.winograd2_kernel), calib_wide()));
+  for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
   std::size_t image = 1;
   for (int64_t d : kCalibReorderDims) image *= static_cast<std::size_t>(d);
   reorder_src_.assign(image, 0.5f);
@@ -154,6 +158,7 @@ void ConvCalibrator::round() {
   if (convs_[10]->ok) rounds_.dw_strided_s.push_back(timed(*convs_[10], true));
   if (convs_[11]->ok) rounds_.merged_s.push_back(timed(*convs_[11]));
   if (convs_[12]->ok) rounds_.far_s.push_back(timed(*convs_[12]));
+  if (convs_[13]->ok) rounds_.winograd2_s.push_back(timed(*convs_[13]));
   // The image Reorder, its input just read on the caller (a run copies its input into the arena
   // there just before).
   {
@@ -218,12 +223,12 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
                                          const CalibrationRounds& r) {
   std::vector<double> wide;
   // narrow, stem, strided, short, twin, Winograd, deep, depthwise (all three), merged stem, far
-  // 1x1 over the same round's wide
-  constexpr int kOthers = 12;
+  // 1x1, F(2x2) Winograd over the same round's wide
+  constexpr int kOthers = 13;
   std::vector<double> ratio[kOthers];
   const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s,  &r.strided_s, &r.short_s,
                                                &r.twin_s,     &r.winograd_s, &r.deep_s, &r.dw_s,
-                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s, &r.far_s};
+                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s, &r.far_s, &r.winograd2_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
@@ -241,7 +246,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   CalibrationTimes times{w,         scaled(ratio[0]), scaled(ratio[1]), scaled(ratio[2]),
                          scaled(ratio[3]), scaled(ratio[4]), scaled(ratio[5]), r.winograd_kernel,
                          scaled(ratio[6]), scaled(ratio[7]), scaled(ratio[8]), scaled(ratio[9]),
-                         scaled(ratio[10]), scaled(ratio[11])};
+                         scaled(ratio[10]), scaled(ratio[11]), scaled(ratio[12]), r.winograd2_kernel};
   target::HostMeasurements hm = m;
   hm.fp32_peak_gflops = peak;
   // The DRAM the rounds saw: what the first pass over each conv's weights waits for.

@@ -1,6 +1,6 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
-// _dw, _dw_rows, _dw_strided, _merged, _far; calib_strided and _strided_twin three alternating calls
+// _dw, _dw_rows, _dw_strided, _merged, _far, the wide shape on the ISA's Winograd kernels; calib_strided and _strided_twin three alternating calls
 // each, of which the round keeps the fastest), the runtime's Reorder of an image, a dispatch
 // sample, one short FMA peak loop and one read pass over a buffer past the L3, back to back, so a burst of load from another process
 // lands on one round's shapes alike; the solve then uses per-round ratios to the wide conv.
@@ -29,6 +29,8 @@ struct CalibrationRounds {
   std::vector<double> far_s;         // calib_far() on the kernel
   std::vector<double> reorder_s;     // runtime::reorder_f32 over kCalibReorderDims, on the caller
   std::string winograd_kernel;
+  std::vector<double> winograd2_s;  // the wide shape on winograd2_kernel (empty: none)
+  std::string winograd2_kernel;      // calib_winograd2_kernel
   std::vector<double> dram_gbs;  // one read pass over a buffer twice the L3, all threads
   // The median of 16 empty dispatches on the pool (the per-step cost the runs pay): sampled
   // each round, a core held by another process for a moment moves one round, not the whole
@@ -64,7 +66,7 @@ class ConvCalibrator {
  private:
   struct Conv;
   // wide, narrow, stem, strided, short, strided twin, deep, Winograd, depthwise (long rows, short
-  // rows, strided), merged stem, far 1x1
+  // rows, strided), merged stem, far 1x1, F(2x2) Winograd
   std::vector<std::unique_ptr<Conv>> convs_;
   std::vector<float> dram_, probe_;           // read by round() in `threads` slices
   std::vector<float> reorder_src_, reorder_dst_;
