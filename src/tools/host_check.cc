@@ -64,6 +64,7 @@ CheckReport compare_prediction(const sim::SimReport& r, const std::vector<Measur
   c.predicted_ms = r.latency_us / 1e3;
   c.measured_ms = measured_total_ms;
   c.error_pct = error_pct(c.predicted_ms, c.measured_ms);
+  for (const auto& l : c.layers) c.steps_ms += l.measured_ms;
   c.top_predicted = top_names(c.layers, &CheckLayer::predicted_ms, top);
   c.top_measured = top_names(c.layers, &CheckLayer::measured_ms, top);
   const std::set<std::string> pset(c.top_predicted.begin(), c.top_predicted.end()),
@@ -232,6 +233,11 @@ std::string format_check(const CheckReport& c) {
   std::snprintf(buf, sizeof buf, "\nlatency   predicted %.3f ms, measured %.3f ms (median of %d runs, batch %lld): error %+.1f%%\n",
                 c.predicted_ms, c.measured_ms, c.iters, static_cast<long long>(c.batch), c.error_pct);
   out += buf;
+  if (c.steps_ms > 0) {
+    std::snprintf(buf, sizeof buf, "          the layers' medians sum to %.3f ms: error %+.1f%% against that\n", c.steps_ms,
+                  error_pct(c.predicted_ms, c.steps_ms));
+    out += buf;
+  }
   out += "top-5     predicted: " + list_names(c.top_predicted) + "\n";
   out += "          measured:  " + list_names(c.top_measured) + "\n";
   std::snprintf(buf, sizeof buf, "          same set (strict):              %s (%d of %zu)\n", c.top_match ? "yes" : "no",
@@ -274,6 +280,7 @@ nlohmann::json check_json(const CheckReport& c) {
   j["predicted_ms"] = c.predicted_ms;
   j["measured_ms"] = c.measured_ms;
   j["error_pct"] = c.error_pct;
+  j["steps_ms"] = c.steps_ms;
   j["top5_predicted"] = c.top_predicted;
   j["top5_measured"] = c.top_measured;
   j["top5_match"] = c.top_match;

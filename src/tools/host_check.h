@@ -172,6 +172,10 @@ struct CheckReport {
   target::HostMeasurements host;
   std::vector<CheckLayer> layers;  // runtime step order
   double predicted_ms = 0, measured_ms = 0, error_pct = 0;
+  // The layers' measured medians summed: what the median run would be without the runs' slow
+  // moments, which land on different steps in different runs (on a 2-core Zen 5, MobileNetV2's
+  // median run was 5-6% longer than this sum; between its steps a run spends ~10 us).
+  double steps_ms = 0;
   std::vector<std::string> top_predicted, top_measured;  // most expensive first
   bool top_match = false;                                // same set of names
   // The measured set is a top-`top` of the prediction once layers predicted exactly as long as

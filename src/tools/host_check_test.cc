@@ -40,6 +40,11 @@ TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
   EXPECT_DOUBLE_EQ(c.predicted_ms, 21.0);
   EXPECT_DOUBLE_EQ(c.measured_ms, 42.5);
   EXPECT_NEAR(c.error_pct, 100.0 * (21.0 - 42.5) / 42.5, 1e-9);
+  // The steps' medians: 2 + 4 + ... + 12 + 0.5 ms, printed beside the median run.
+  EXPECT_DOUBLE_EQ(c.steps_ms, 42.5);
+  EXPECT_DOUBLE_EQ(compare_prediction(r, steps, 50.0, 5).steps_ms, 42.5);  // not the median run
+  EXPECT_NE(format_check(c).find("the layers' medians sum to 42.500 ms: error -50.6% against that"), std::string::npos);
+  EXPECT_DOUBLE_EQ(check_json(c)["steps_ms"].get<double>(), 42.5);
   EXPECT_EQ(c.top_predicted, (std::vector<std::string>{"l5", "l4", "l3", "l2", "l1"}));
   EXPECT_EQ(c.top_measured, c.top_predicted);
   EXPECT_TRUE(c.top_match);
