@@ -141,7 +141,7 @@ void ConvCalibrator::round() {
   // calls each, alternating, the fastest of each. On a 2-core Zen 5 single calls of either
   // moved in steps of about 40 us (11%), and one call each put the strided cost anywhere from
   // 1.1 to 3.7 cycles per K step between calibrations; the fastest of three held a round's
-  // difference within about 10%, and the calibration within 1.3 to 1.7.
+  // difference within about 10%, and ten calibrations within 1.3 to 2.1.
   double strided = -1, twin = -1;
   for (int i = 0; i < kPairCalls; ++i) {
     const double s = timed(*convs_[3]), t = timed(*convs_[5]);
@@ -226,9 +226,9 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   // 1x1, F(2x2) Winograd over the same round's wide
   constexpr int kOthers = 13;
   std::vector<double> ratio[kOthers];
-  const std::vector<double>* other[kOthers] = {&r.narrow_s,   &r.stem_s,  &r.strided_s, &r.short_s,
-                                               &r.twin_s,     &r.winograd_s, &r.deep_s, &r.dw_s,
-                                               &r.dw_rows_s, &r.dw_strided_s, &r.merged_s, &r.far_s, &r.winograd2_s};
+  const std::vector<double>* other[kOthers] = {&r.narrow_s,  &r.stem_s,       &r.strided_s, &r.short_s, &r.twin_s,
+                                               &r.winograd_s, &r.deep_s,      &r.dw_s,      &r.dw_rows_s,
+                                               &r.dw_strided_s, &r.merged_s,  &r.far_s,     &r.winograd2_s};
   double peak = m.fp32_peak_gflops;
   for (std::size_t i = 0; i < r.wide_s.size(); ++i) {
     if (r.wide_s[i] <= 0) continue;
