@@ -117,7 +117,7 @@ kernels::ConvParams calib_strided_twin() { return calib_shape(192, 384, 28, 1, 1
 // AVX2's 16-wide ones.
 kernels::ConvParams calib_deep() { return calib_shape(768, 192, 16, 1, 1); }
 kernels::ConvParams calib_far() {
-  kernels::ConvParams p = calib_shape(256, 64, 56, 1, 1);
+  kernels::ConvParams p = calib_shape(192, 64, 64, 1, 1);
   p.n = 16;
   return p;
 }

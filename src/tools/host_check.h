@@ -66,8 +66,8 @@ ConvCalibration calibrate_conv_kernel(const std::string& kernel, const target::H
 // kCalibNarrowTap channels per tap, 3x3 pad 1, 32x32 -> 128 channels), the stem-like packed
 // one (3 -> 128, 7x7 stride 2 pad 3, 128x128) and a strided 1x1 (192 -> 384, stride 2,
 // 56x56) with its stride-1 twin (28x28), a short-K 1x1 (64 -> 256, 32x32), a deep-K 1x1
-// (768 -> 192, 16x16) and three depthwise 3x3s (calib_dw, calib_dw_rows, calib_dw_strided). Synthetic shapes, not
-// any model's layers.
+// (768 -> 192, 16x16), three depthwise 3x3s (calib_dw, calib_dw_rows, calib_dw_strided) and a
+// 1x1 over an input past the caches (calib_far). Synthetic shapes, not any model's layers.
 kernels::ConvParams calib_wide();
 kernels::ConvParams calib_narrow();
 kernels::ConvParams calib_stem();
@@ -78,9 +78,9 @@ kernels::ConvParams calib_strided();
 kernels::ConvParams calib_short();
 kernels::ConvParams calib_strided_twin();
 kernels::ConvParams calib_deep();
-// A 1x1 256 -> 64 over 16 images of 56x56 (ResNet-50's layer1 1x1s at batch 16): its 51 MB input,
-// read just before it runs as a layer's input was just written, outgrows the largest re-read
-// probe three times over, and its time beyond its FMAs gives act_dram_gbs.
+// A 1x1 192 -> 64 over 16 images of 64x64: its 50 MB input (as large as ResNet-50's layer1
+// outputs at batch 16, three times the largest re-read probe), read just before it runs as a
+// layer's input was just written; its time beyond its FMAs gives act_dram_gbs.
 kernels::ConvParams calib_far();
 // The Reorder the calibration times: NCHW -> NHWC of two 3-channel 160x160 images, the runtime's
 // layout change for an image input (dims as runtime::reorder_f32 takes them, to NHWC).
