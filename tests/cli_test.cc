@@ -73,6 +73,39 @@ TEST(Cli, BenchRunsAPlanAtItsOwnBatch) {
   expect_clean_error(sh("bench " + plan + " --batch 4 --iters 1"), "compiled for batch 2");
 }
 
+// `simulate --compare ...,host` puts the plan run here beside the simulated rows, per batch; a
+// plan compiled for one batch says so for the others instead of measuring a wrong one.
+TEST(Cli, CompareIncludesTheMeasuredHostRow) {
+  Result r = sh("simulate " + model() + " --compare tpu-v4,host --batch 1,2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 4u);  // two targets x two batches, simulated
+  ASSERT_EQ(j["measured"].size(), 2u);
+  for (int k = 0; k < 2; ++k) {
+    const auto& m = j["measured"][k];
+    EXPECT_EQ(m["target"], "host (measured)");
+    EXPECT_EQ(m["batch"].get<int>(), k + 1);
+    EXPECT_GE(m["runs"].get<int>(), 5);
+    const double ms = m["latency_ms"].get<double>();
+    EXPECT_GT(ms, 0.0);
+    EXPECT_NEAR(m["throughput_per_s"].get<double>(), 1e3 * (k + 1) / ms, 1e-6);
+  }
+  Result t = sh("simulate " + model() + " --compare host --batch 1");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("host (measured)"), std::string::npos) << t.out;
+  EXPECT_FALSE(nlohmann::json::parse(sh("simulate " + model() + " --compare host --batch 1 --no-measure --json").out)
+                   .contains("measured"));
+  EXPECT_FALSE(nlohmann::json::parse(sh("simulate " + model() + " --compare tpu-v4 --batch 1 --json").out).contains("measured"));
+  const std::string plan = dir() + "/r18b1.plan";
+  ASSERT_EQ(sh("compile " + model() + " -o " + plan).status, 0);
+  Result p = sh("simulate " + plan + " --compare host --batch 1,2 --json");
+  ASSERT_EQ(p.status, 0) << p.err;
+  auto pj = nlohmann::json::parse(p.out);
+  ASSERT_EQ(pj["measured"].size(), 2u);
+  EXPECT_GT(pj["measured"][0]["latency_ms"].get<double>(), 0.0);
+  EXPECT_NE(pj["measured"][1]["error"].get<std::string>().find("compiled for batch 1"), std::string::npos);
+}
+
 TEST(Cli, DumpPassesPrintsEveryPass) {
   Result r = sh("compile " + model() + " --dump-passes");
   ASSERT_EQ(r.status, 0) << r.err;

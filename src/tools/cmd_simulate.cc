@@ -2,6 +2,7 @@
 // [--svg F]] [--what-if k=v,...] [--compare t1,t2 --batch 1,64]`, or `--topology F.csv
 // --config F.cfg [--convention scalesim]`, or `--target host --check [--iters N] [--threads N]`
 // (prediction against the runtime's measured per-step times): the systolic-array cost model.
+// With --compare and the host among the targets, a measured row too: the plan run here.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,7 +13,9 @@
 #include "target/scalesim_cfg.h"
 #include "tools/commands.h"
 #include "tools/host_check.h"
+#include "tools/multi_instance.h"
 #include "tools/peak.h"
+#include "tools/percentile.h"
 
 namespace systolic::tools {
 namespace {
@@ -29,7 +32,7 @@ std::vector<std::string> split(const std::string& s) {
 struct Options {
   std::string model, target = "tpu-v4", batch, precision, what_if, compare, topology, config, svg;
   std::string convention = "native";
-  bool json = false, sweep = false, check = false;
+  bool json = false, sweep = false, check = false, no_measure = false;
   int iters = 30, threads = 0;
 };
 
@@ -57,6 +60,43 @@ void print_row(const std::string& label, const sim::SimReport& r) {
   for (const auto& l : r.layers) (l.bound == "compute" ? c : l.bound == "memory" ? m : o)++;
   std::printf("%-22s %7lld %12.4f %14.1f %7.1f%% %8.1f MiB %d/%d/%d\n", label.c_str(), static_cast<long long>(r.batch),
               r.latency_us / 1e3, r.throughput_per_s, 100 * r.mxu_util, r.offchip_bytes / 1048576.0, c, m, o);
+}
+
+// The host's measured row of a --compare table: the model compiled for `batch` and run by the
+// runtime on this machine (2 warm-up runs, then at least 5 runs and 1 s), its median latency.
+struct MeasuredRow {
+  int64_t batch = 0, runs = 0;
+  int threads = 0;
+  double latency_ms = 0, per_s = 0;
+  std::string error;  // why there is no measurement (a plan compiled for another batch, say)
+};
+
+MeasuredRow measure_row(const std::string& model, int64_t batch, int threads) {
+  MeasuredRow row;
+  row.batch = batch;
+  row.threads = threads > 0 ? threads : host_cpu().cores;
+  ModelOptions mo;
+  mo.batch = batch;
+  auto prog = load_model(model, mo);
+  if (!prog.ok()) {
+    row.error = prog.status().message();
+    return row;
+  }
+  auto inst = open_instances(*prog, 1, row.threads);
+  if (!inst.ok()) {
+    row.error = inst.status().message();
+    return row;
+  }
+  auto warm = run_instances(*inst, 2, 0);
+  auto timed = warm.ok() ? run_instances(*inst, 5, 1.0) : warm;
+  if (!timed.ok()) {
+    row.error = timed.status().message();
+    return row;
+  }
+  row.runs = timed->runs;
+  row.latency_ms = percentile(timed->latency_ms, 0.5);
+  row.per_s = row.latency_ms > 0 ? 1e3 * double(batch) / row.latency_ms : 0;
+  return row;
 }
 
 Status run(const Options& op) {
@@ -104,7 +144,8 @@ Status run(const Options& op) {
   }
 
   std::vector<target::Target> targets;
-  for (const auto& name : op.compare.empty() ? std::vector<std::string>{op.target} : split(op.compare)) {
+  const std::vector<std::string> names = op.compare.empty() ? std::vector<std::string>{op.target} : split(op.compare);
+  for (const auto& name : names) {
     auto t = get_target(op, name);
     if (!t.ok()) return t.status();
     targets.push_back(*t);
@@ -136,7 +177,8 @@ Status run(const Options& op) {
     out["runs"] = nlohmann::json::array();
     std::vector<sim::ChartSeries> series;
     if (!op.json) print_row_header("target");
-    for (const auto& t : targets) {
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const target::Target& t = targets[k];
       sim::ChartSeries s{t.name, {}, {}};
       for (int64_t b : batches) {
         so.batch = b;
@@ -148,6 +190,30 @@ Status run(const Options& op) {
         s.y.push_back(r->throughput_per_s);
       }
       series.push_back(s);
+      // The host simulated, then the host measured: the same plan run here at each batch.
+      if (names[k] != "host" || op.compare.empty() || !w.prog || op.no_measure || !op.config.empty()) continue;
+      sim::ChartSeries m{"host (measured)", {}, {}};
+      out["measured"] = nlohmann::json::array();
+      for (int64_t b : batches) {
+        const MeasuredRow row = measure_row(op.model, b, op.threads);
+        nlohmann::json j = {{"target", "host (measured)"}, {"batch", b}, {"threads", row.threads}};
+        if (!row.error.empty()) {
+          j["error"] = row.error;
+          if (!op.json) std::printf("%-22s %7lld %s\n", "host (measured)", static_cast<long long>(b), row.error.c_str());
+        } else {
+          j["latency_ms"] = row.latency_ms;
+          j["throughput_per_s"] = row.per_s;
+          j["runs"] = row.runs;
+          if (!op.json)
+            std::printf("%-22s %7lld %12.4f %14.1f %8s %12s median of %lld runs, %d threads\n", "host (measured)",
+                        static_cast<long long>(b), row.latency_ms, row.per_s, "-", "-", static_cast<long long>(row.runs),
+                        row.threads);
+          m.x.push_back(static_cast<double>(b));
+          m.y.push_back(row.per_s);
+        }
+        out["measured"].push_back(j);
+      }
+      if (!m.x.empty()) series.push_back(m);
     }
     if (!op.svg.empty()) {
       std::ofstream f(op.svg);
@@ -181,13 +247,16 @@ void register_simulate(CLI::App& app) {
   cmd->add_flag("--sweep-batch", op->sweep, "throughput and latency for batch 1..256");
   cmd->add_option("--svg", op->svg, "with --sweep-batch or --compare: write a throughput chart");
   cmd->add_option("--what-if", op->what_if, "variants, one parameter each: array=256x256,sram=64MiB,hbm_bw=2000,...");
-  cmd->add_option("--compare", op->compare, "targets side by side, e.g. tpu-v4,tpu-v5e,host");
+  cmd->add_option("--compare", op->compare,
+                  "targets side by side, e.g. tpu-v4,tpu-v5e,host (with host, also the plan run here)");
+  cmd->add_flag("--no-measure", op->no_measure, "with --compare: leave out the measured host row");
   cmd->add_option("--topology", op->topology, "SCALE-Sim topology CSV instead of a model");
   cmd->add_option("--config", op->config, "SCALE-Sim architecture .cfg as the target");
   cmd->add_option("--convention", op->convention, "cycle formulas: native (default) or scalesim");
   cmd->add_flag("--check", op->check, "with --target host: also run the plan and compare per-layer times");
   cmd->add_option("--iters", op->iters, "with --check: timed runs (default 30)")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", op->threads, "with --check: runtime threads (default: one per core)");
+  cmd->add_option("--threads", op->threads,
+                  "with --check or the measured host row: runtime threads (default: one per core)");
   cmd->callback([op] {
     Status st = run(*op);
     if (!st.ok()) fail(st);
