@@ -22,7 +22,7 @@ double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double bu
 // batch 1, pad 1), less `dispatch_us` per call, divided by `peak_gflops`; 0 when the kernel
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
-// The conv kernels' structure costs (sim/host_conv.h), from twelve calibration convs timed on
+// The conv kernels' structure costs (sim/host_conv.h), from fourteen calibration convs timed on
 // m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
@@ -33,14 +33,16 @@ double measured_conv_efficiency(const std::string& kernel, int threads, double p
 // kernel-row tap (21 floats, row pointers); the strided 1x1 (192 -> 384, stride 2, 56x56) the
 // extra cycles per K step of rows with gaps between them, against its stride-1 twin (192 -> 384,
 // 28x28: the same GEMM); the wide shape again on the ISA's first Winograd kernel that takes it,
-// with the rate and call cost found before, the cycles per transformed float; a deep-K 1x1 (768
-// -> 192, 16x16: six K blocks of partial sums on the K-split path), with all of those, the cost
-// of a call that stores partial sums; three depthwise 3x3s on the ISA's depthwise kernel, with
-// long rows (128 channels, 56x56), short ones (512 channels, 7x7) and stride 2 (128 channels,
-// 56x56), the bytes it reads and writes per second and its cost per output row of 16 channels
-// (sim/host_dw.h). Every conv is timed with its input just read by the pool's threads (a
-// model's layer reads what the layer before it just wrote), the depthwise ones with their output
-// too (its writes are half their bytes).
+// with the rate and call cost found before, the cycles per transformed float (and on the F(2x2)
+// kernel when that is another, its own); a deep-K 1x1 (768 -> 192, 16x16: six K blocks of partial
+// sums on the K-split path), with all of those, the cost of a call that stores partial sums;
+// three depthwise 3x3s on the ISA's depthwise kernel, with long rows (128 channels, 56x56), short
+// ones (512 channels, 7x7) and stride 2 (128 channels, 56x56), the bytes it reads and writes per
+// second and its cost per output row of 16 channels (sim/host_dw.h); a 1x1 over a 50 MB input
+// (calib_far), with everything before, the rate of activations past the caches. Every conv is
+// timed with its input just read by the pool's threads (a model's layer reads what the layer
+// before it just wrote), the depthwise ones with their output too (its writes are half their
+// bytes).
 // `dispatch_us` is taken off every timed call.
 constexpr int kCalibRounds = 15;
 struct ConvCalibration {
