@@ -8,7 +8,7 @@
 namespace systolic::sim {
 
 double host_dw_segments(const kernels::ConvParams& p) {
-  const int vectors = (p.oc + kernels::dw::kChannelPad - 1) / kernels::dw::kChannelPad;
+  const int vectors = kernels::dw::padded(p.oc) / kernels::dw::kChannelPad;
   return double(p.n) * p.oh * vectors;
 }
 

@@ -103,6 +103,13 @@ kernels::ConvParams calib_shape(int ic, int oc, int hw, int kernel, int stride, 
   return p;
 }
 
+// A depthwise 3x3, pad 1: `channels` groups of one channel each.
+kernels::ConvParams calib_depthwise(int channels, int hw, int stride) {
+  kernels::ConvParams p = calib_shape(channels, channels, hw, 3, stride);
+  p.groups = channels;
+  return p;
+}
+
 }  // namespace
 
 kernels::ConvParams calib_wide() { return calib_shape(128, 128, 32, 3, 1); }
@@ -121,21 +128,9 @@ kernels::ConvParams calib_far() {
   p.n = 16;
   return p;
 }
-kernels::ConvParams calib_dw() {
-  kernels::ConvParams p = calib_shape(128, 128, 56, 3, 1);
-  p.groups = 128;
-  return p;
-}
-kernels::ConvParams calib_dw_rows() {
-  kernels::ConvParams p = calib_shape(512, 512, 7, 3, 1);
-  p.groups = 512;
-  return p;
-}
-kernels::ConvParams calib_dw_strided() {
-  kernels::ConvParams p = calib_shape(128, 128, 56, 3, 2);
-  p.groups = 128;
-  return p;
-}
+kernels::ConvParams calib_dw() { return calib_depthwise(128, 56, 1); }
+kernels::ConvParams calib_dw_rows() { return calib_depthwise(512, 7, 1); }
+kernels::ConvParams calib_dw_strided() { return calib_depthwise(128, 56, 2); }
 
 namespace {
 
