@@ -1,10 +1,9 @@
-// The simulator over a compiled zoo ResNet-50: fused epilogues cost nothing, it runs fast
-// enough to sweep targets, and `systolic simulate` prints the documented JSON.
+// The simulator over a compiled zoo ResNet-50: fused epilogues cost nothing, every preset sweeps
+// it, and `systolic simulate` prints the documented JSON. Its speed is in src/sim/bench.cc.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -32,18 +31,11 @@ const plan::Program& resnet50() {
   return *p;
 }
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 TEST(Simulate, ResNet50OnTpuV4) {
   const plan::Program& p = resnet50();
   const target::Target t = *target::builtin_preset("tpu-v4");
-  const auto t0 = std::chrono::steady_clock::now();
   auto r = simulate_program(p, t, SimOptions{});
-  const double ms = ms_since(t0);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_LT(ms, 1000);  // budget 100 ms; generous for loaded CI machines
   int convs = 0;
   for (const auto& l : r->layers) {
     convs += l.matrix;
@@ -171,9 +163,8 @@ TEST(Simulate, ReordersCostTheirLoopPerElementOnTheHost) {
   EXPECT_GE(reorders, 2);
 }
 
-TEST(Simulate, SweepOverEightTargetsIsFast) {
+TEST(Simulate, EveryPresetSimulatesResNet50) {
   const plan::Program& p = resnet50();
-  const auto t0 = std::chrono::steady_clock::now();
   int runs = 0;
   for (const auto& name : target::preset_names()) {
     auto t = target::load_target(name, 100.0);
@@ -188,7 +179,6 @@ TEST(Simulate, SweepOverEightTargetsIsFast) {
     }
   }
   EXPECT_EQ(runs, 16);
-  EXPECT_LT(ms_since(t0), 2000);
 }
 
 std::string run_cli(const std::string& args, int* status) {
