@@ -209,6 +209,11 @@ TEST(Simulate, CommandLine) {
   out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --what-if warp=9", &st);
   EXPECT_EQ(st, 1);
   EXPECT_NE(out.find("unknown parameter 'warp'"), std::string::npos) << out;
+  // A bad variant anywhere in the list is refused before any row is printed.
+  out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --what-if array=256x256,hbm_bw=0", &st);
+  EXPECT_EQ(st, 1);
+  EXPECT_NE(out.find("what-if hbm_bw: '0' is not a positive number"), std::string::npos) << out;
+  EXPECT_EQ(out.find("variant"), std::string::npos) << out;
   out = run_cli("simulate --topology " + data + "scalesim_tiny.csv --target tpu-v4 --what-if array=256x256", &st);
   EXPECT_EQ(st, 0) << out;
   EXPECT_NE(out.find("array=256x256"), std::string::npos) << out;

@@ -82,13 +82,25 @@ Status apply_what_if(Target* t, const std::string& a) {
   auto number = [&](double* out) -> Status {
     char* end = nullptr;
     *out = std::strtod(val.c_str(), &end);
-    if (val.empty() || *end != '\0' || !(*out > 0)) return Err("what-if %s: '%s' is not a positive number", key.c_str(), val.c_str());
+    if (val.empty() || *end != '\0' || !(*out > 0) || !std::isfinite(*out))
+      return Err("what-if %s: '%s' is not a positive number", key.c_str(), val.c_str());
+    return Status::Ok();
+  };
+  // Counts (cores, arrays per core): whole numbers, 1 to kMaxCount.
+  constexpr double kMaxCount = 1 << 20;
+  auto count = [&](int* out) -> Status {
+    char* end = nullptr;
+    const double d = std::strtod(val.c_str(), &end);
+    if (val.empty() || *end != '\0' || !(d >= 1 && d <= kMaxCount) || d != std::floor(d))
+      return Err("what-if %s: '%s' is not a whole number from 1 to %.0f", key.c_str(), val.c_str(), kMaxCount);
+    *out = static_cast<int>(d);
     return Status::Ok();
   };
   double v = 0;
   if (key == "array") {
-    int r = 0, c = 0;
-    if (std::sscanf(val.c_str(), "%dx%d", &r, &c) != 2 || r <= 0 || c <= 0)
+    int r = 0, c = 0, used = 0;
+    if (std::sscanf(val.c_str(), "%dx%d%n", &r, &c, &used) != 2 || used != static_cast<int>(val.size()) || r <= 0 ||
+        c <= 0 || r > kMaxCount || c > kMaxCount)
       return Err("what-if array: '%s' is not RxC (e.g. 256x256)", val.c_str());
     t->rows = r;
     t->cols = c;
@@ -107,11 +119,9 @@ Status apply_what_if(Target* t, const std::string& a) {
     SYSTOLIC_RETURN_IF_ERROR(number(&v));
     t->clock_ghz = v;
   } else if (key == "cores") {
-    SYSTOLIC_RETURN_IF_ERROR(number(&v));
-    t->cores = static_cast<int>(v);
+    SYSTOLIC_RETURN_IF_ERROR(count(&t->cores));
   } else if (key == "mxus" || key == "arrays_per_core") {
-    SYSTOLIC_RETURN_IF_ERROR(number(&v));
-    t->arrays_per_core = static_cast<int>(v);
+    SYSTOLIC_RETURN_IF_ERROR(count(&t->arrays_per_core));
   } else if (key == "vector") {
     SYSTOLIC_RETURN_IF_ERROR(number(&v));
     t->vector_elems_per_cycle = v;

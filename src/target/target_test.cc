@@ -166,6 +166,20 @@ TEST(Target, BytesAndWhatIf) {
   EXPECT_FALSE(apply_what_if(&t, "array=big").ok());
   EXPECT_FALSE(apply_what_if(&t, "warp=9").ok());
   EXPECT_FALSE(apply_what_if(&t, "clock=-1").ok());
+  EXPECT_FALSE(apply_what_if(&t, "clock=inf").ok());
+  EXPECT_FALSE(apply_what_if(&t, "array=256x256x2").ok());
+  // Counts are whole numbers: half a core would have made utilization infinite.
+  ASSERT_TRUE(apply_what_if(&t, "cores=4").ok());
+  EXPECT_EQ(t.cores, 4);
+  ASSERT_TRUE(apply_what_if(&t, "mxus=2").ok());
+  EXPECT_EQ(t.arrays_per_core, 2);
+  for (const char* bad : {"cores=0.5", "cores=0", "cores=1e12", "mxus=1.5", "mxus=-2"}) {
+    const Status st = apply_what_if(&t, bad);
+    EXPECT_FALSE(st.ok()) << bad;
+    EXPECT_NE(st.message().find("is not a whole number"), std::string::npos) << st.message();
+  }
+  EXPECT_EQ(t.cores, 4);
+  EXPECT_EQ(t.arrays_per_core, 2);
 }
 
 TEST(Target, ScaleSimConfig) {

@@ -153,6 +153,10 @@ Status run(const Options& op) {
   nlohmann::json out;
 
   if (!op.what_if.empty()) {  // baseline, then one row per single-parameter variant
+    for (const auto& a : split(op.what_if)) {  // every variant checked before any row is printed
+      target::Target t = targets[0];
+      SYSTOLIC_RETURN_IF_ERROR(target::apply_what_if(&t, a));
+    }
     so.batch = batches.front();
     auto base = w.run(targets[0], so);
     if (!base.ok()) return base.status();
