@@ -1,10 +1,11 @@
-// The simulator's speed against the bar: ResNet-50 at one batch on one target well under
-// 100 ms, and the whole batch sweep (1..256) over the eight presets under 2 s. The model is
+// The simulator's speed against its bar: ResNet-50 at one batch on one target well under 100 ms,
+// and the whole batch sweep (1..256) over the eight presets under 2 s. The model is
 // compiled once, outside the timing, as `systolic simulate` does before its first row.
 #include <benchmark/benchmark.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
