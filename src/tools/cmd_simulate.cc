@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "sim/report.h"
 #include "sim/scalesim.h"
@@ -153,9 +155,11 @@ Status run(const Options& op) {
   nlohmann::json out;
 
   if (!op.what_if.empty()) {  // baseline, then one row per single-parameter variant
-    for (const auto& a : split(op.what_if)) {  // every variant checked before any row is printed
-      target::Target t = targets[0];
-      SYSTOLIC_RETURN_IF_ERROR(target::apply_what_if(&t, a));
+    // Every variant is built, and so checked, before any row is printed.
+    std::vector<std::pair<std::string, target::Target>> variants;
+    for (const auto& a : split(op.what_if)) {
+      variants.push_back({a, targets[0]});
+      SYSTOLIC_RETURN_IF_ERROR(target::apply_what_if(&variants.back().second, a));
     }
     so.batch = batches.front();
     auto base = w.run(targets[0], so);
@@ -166,9 +170,7 @@ Status run(const Options& op) {
       print_row_header("variant");
       print_row(targets[0].name, *base);
     }
-    for (const auto& a : split(op.what_if)) {
-      target::Target t = targets[0];
-      SYSTOLIC_RETURN_IF_ERROR(target::apply_what_if(&t, a));
+    for (const auto& [a, t] : variants) {
       auto r = w.run(t, so);
       if (!r.ok()) return r.status();
       auto j = sim::report_json(*r, false);

@@ -180,7 +180,7 @@ std::string list_names(const std::vector<std::string>& v) {
 
 std::string format_check(const CheckReport& c) {
   std::string out;
-  char buf[768];
+  char buf[1024];  // the conv kernel line runs to ~650 characters
   const auto& h = c.host;
   std::snprintf(buf, sizeof buf,
                 "host (measured, %d threads): fp32 peak %.1f GFLOP/s, memcpy %.1f GB/s, conv calibration %.0f%% of peak "

@@ -1,6 +1,7 @@
 // `simulate --target host --check`: the host preset from measurements, and the simulated plan
 // compared step by step with the same plan's per-step times in the CPU runtime.
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -87,6 +88,8 @@ kernels::ConvParams calib_far();
 // The Reorder the calibration times: NCHW -> NHWC of two 3-channel 160x160 images, the runtime's
 // layout change for an image input (dims as runtime::reorder_f32 takes them, to NHWC).
 constexpr int64_t kCalibReorderDims[4] = {2, 3, 160, 160};
+constexpr std::size_t kCalibReorderElems = std::size_t{2} * 3 * 160 * 160;  // their product
+static_assert(kCalibReorderElems == std::size_t(kCalibReorderDims[0] * kCalibReorderDims[1] * kCalibReorderDims[2] * kCalibReorderDims[3]));
 // Depthwise 3x3, 128 channels, 56x56, stride 1, pad 1: the plan's depthwise kernel streams its
 // input and output (1.6 MB each) past its FMAs.
 kernels::ConvParams calib_dw();

@@ -100,10 +100,8 @@ ConvCalibrator::ConvCalibrator(const std::string& kernel, int threads, pthreadpo
   rounds_.winograd2_kernel = calib_winograd2_kernel(kernel);
   convs_.push_back(std::make_unique<Conv>(kernels::conv_find(rounds_.winograd2_kernel), calib_wide()));
   for (int i = 0; i < 2; ++i) convs_.back()->run_s(pool_);
-  std::size_t image = 1;
-  for (int64_t d : kCalibReorderDims) image *= static_cast<std::size_t>(d);
-  reorder_src_.assign(image, 0.5f);
-  reorder_dst_.assign(image, 0.0f);
+  reorder_src_.assign(kCalibReorderElems, 0.5f);
+  reorder_dst_.assign(kCalibReorderElems, 0.0f);
   const double span = std::clamp(2.0 * double(host_cpu().l3_bytes), 64.0 * (1 << 20), 512.0 * (1 << 20));
   dram_.assign(static_cast<std::size_t>(span / sizeof(float)) / 64 * 64, 1.0f);
   std::size_t probes = 0;
@@ -266,11 +264,7 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   std::vector<double> reorder;
   for (std::size_t i = 0; i < r.wide_s.size() && i < r.reorder_s.size(); ++i)
     if (r.wide_s[i] > 0 && r.reorder_s[i] > 0) reorder.push_back(r.reorder_s[i] / r.wide_s[i]);
-  if (!reorder.empty()) {
-    double elems = 1;
-    for (int64_t d : kCalibReorderDims) elems *= double(d);
-    c.reorder_elem_ns = w * quantile(reorder, 0.5) * 1e9 / elems;
-  }
+  if (!reorder.empty()) c.reorder_elem_ns = w * quantile(reorder, 0.5) * 1e9 / double(kCalibReorderElems);
   for (std::size_t k = 0; k < r.reread_gbs.size() && k < c.reread_gbs.size(); ++k) {
     std::vector<double> v;
     for (double g : r.reread_gbs[k])

@@ -1,8 +1,9 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
 // call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
-// _dw, _dw_rows, _dw_strided, _merged, _far, the wide shape on the ISA's Winograd kernels; calib_strided and _strided_twin three alternating calls
-// each, of which the round keeps the fastest), the runtime's Reorder of an image, a dispatch
-// sample, one short FMA peak loop and one read pass over a buffer past the L3, back to back, so a burst of load from another process
+// _dw, _dw_rows, _dw_strided, _merged, _far, the wide shape on the ISA's Winograd kernels;
+// calib_strided and _strided_twin three alternating calls each, of which the round keeps the
+// fastest), the runtime's Reorder of an image, a dispatch sample, one short FMA peak loop and one
+// read pass over a buffer past the L3, back to back, so a burst of load from another process
 // lands on one round's shapes alike; the solve then uses per-round ratios to the wide conv.
 // `check` runs a round after each timed run of the model, so the rounds see the load and memory
 // traffic the runs see.
