@@ -37,6 +37,11 @@ const Layer kLayers[] = {
     {"3x3_3to64_224", 3, 224, 64, 3, 1},        {"3x3_8to8_56", 8, 56, 8, 3, 1},
     {"3x3_16to16_56", 16, 56, 16, 3, 1},        {"3x3_32to32_56", 32, 56, 32, 3, 1},
     {"3x3_16to64_56", 16, 56, 64, 3, 1},        {"3x3_64to16_56", 64, 56, 16, 3, 1},
+    // The host check's calibration size (32x32: NHWC rows a power of two apart) against its
+    // neighbours, 28x28 being above.
+    {"3x3_64to64_32", 64, 32, 64, 3, 1},        {"3x3_64to64_36", 64, 36, 64, 3, 1},
+    {"3x3_128to128_32", 128, 32, 128, 3, 1},    {"3x3_128to128_36", 128, 36, 128, 3, 1},
+    {"3x3_64to64_28", 64, 28, 64, 3, 1},
 };
 
 ConvParams params(const Layer& l) {
