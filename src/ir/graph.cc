@@ -176,6 +176,13 @@ std::string print_graph(const Graph& g) {
     const Tensor& t = g.tensors[id];
     std::string s = t.name + ":" + dtype_name(t.dtype) + shape_str(t.shape);
     if (t.layout == Layout::nhwc) s += "@nhwc";
+    if (!t.quant.empty()) {
+      std::ostringstream q;
+      q << "{" << dtype_name(t.quant.qtype);
+      if (t.quant.per_tensor()) q << " s=" << t.quant.scale[0] << " zp=" << t.quant.zero_point[0];
+      else q << " " << t.quant.scale.size() << " scales, axis " << t.quant.axis;
+      s += q.str() + "}";
+    }
     if (t.is_const()) s += "(const)";
     return s;
   };

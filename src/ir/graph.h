@@ -18,6 +18,12 @@ enum class Op : uint16_t {
 #include "ir/ops.inc"
 #undef OP
 };
+// How many ops ops.inc lists (a plan's op codes must be below it).
+constexpr uint16_t kOpCount = 0
+#define OP(name) +1
+#include "ir/ops.inc"
+#undef OP
+    ;
 const char* op_name(Op op);
 std::optional<Op> op_from_name(const std::string& name);
 
@@ -28,6 +34,19 @@ using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& s);
 std::string shape_str(const Shape& s);
 
+// How a tensor's values map to integers: real = (q - zero_point) * scale, one pair for the
+// whole tensor, or one per slice along `axis` (per output channel for weights). On a u8/i8
+// tensor it describes the stored integers; on a float tensor (a QDQ model's annotation, or
+// calibration) the integers the tensor is to be stored as once the plan is lowered to int8.
+struct QuantParams {
+  std::vector<float> scale;         // empty: not quantized
+  std::vector<int32_t> zero_point;  // as many as scale
+  int axis = -1;                    // -1: per tensor
+  DType qtype = DType::undefined;   // u8 or i8
+  bool empty() const { return scale.empty(); }
+  bool per_tensor() const { return scale.size() == 1; }
+};
+
 struct Tensor {
   std::string name;
   DType dtype = DType::undefined;
@@ -36,6 +55,7 @@ struct Tensor {
   Layout layout = Layout::plain;
   std::shared_ptr<AlignedBytes> data;  // set for constants (64-byte aligned: packed weights)
   int64_t arena_offset = -1;                    // set by memory planning for activations
+  QuantParams quant;
 
   bool is_const() const { return data != nullptr; }
   int64_t numel() const { return num_elements(shape); }

@@ -15,7 +15,7 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 3;  // 2: word-wise checksum; 3: image preprocessing
+constexpr uint32_t kPlanVersion = 4;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization
 
 struct CompileStats {
   int64_t nodes_before = 0;
@@ -29,6 +29,7 @@ struct CompileStats {
 struct Program {
   ir::Graph graph;
   std::string isa;           // highest instruction set the kernels were chosen for
+  std::string precision = "fp32";  // fp32, bf16 or int8: what the matrix kernels compute in
   int64_t batch = 1;
   bool optimized = true;
   CompileStats stats;

@@ -45,6 +45,13 @@ struct Writer {
     pod<uint8_t>(t.shape_known);
     pod<uint8_t>(static_cast<uint8_t>(t.layout));
     pod<int64_t>(t.arena_offset);
+    pod<uint8_t>(static_cast<uint8_t>(t.quant.qtype));
+    pod<int32_t>(t.quant.axis);
+    pod<uint64_t>(t.quant.scale.size());
+    for (std::size_t i = 0; i < t.quant.scale.size(); ++i) {
+      pod(t.quant.scale[i]);
+      pod(t.quant.zero_point[i]);
+    }
     pod<uint8_t>(t.data != nullptr);
     if (t.data) {
       pod<uint64_t>(t.data->size());
@@ -96,6 +103,13 @@ struct Reader {
     t.shape_known = pod<uint8_t>();
     t.layout = static_cast<ir::Layout>(pod<uint8_t>());
     t.arena_offset = pod<int64_t>();
+    t.quant.qtype = static_cast<ir::DType>(pod<uint8_t>());
+    t.quant.axis = pod<int32_t>();
+    const uint64_t nq = count(8);
+    for (uint64_t i = 0; i < nq && !bad; ++i) {
+      t.quant.scale.push_back(pod<float>());
+      t.quant.zero_point.push_back(pod<int32_t>());
+    }
     if (pod<uint8_t>()) {
       const uint64_t n = count(1);
       const auto* p = reinterpret_cast<const uint8_t*>(in.data()) + pos;
@@ -113,6 +127,7 @@ std::string serialize_program(const Program& p) {
   w.out.append(kMagic, 8);
   w.pod<uint32_t>(kPlanVersion);
   w.str(p.isa);
+  w.str(p.precision);
   w.pod<int64_t>(p.batch);
   w.pod<uint8_t>(p.optimized);
   const CompileStats& s = p.stats;
@@ -169,6 +184,8 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   if (stored != checksum(bytes.data(), bytes.size() - 8)) return Err("plan file is truncated or corrupt (checksum)");
   auto p = std::make_shared<Program>();
   p->isa = r.str();
+  p->precision = r.str();
+  if (p->precision != "fp32" && p->precision != "bf16" && p->precision != "int8") r.bad = true;
   p->batch = r.pod<int64_t>();
   p->optimized = r.pod<uint8_t>();
   CompileStats& s = p->stats;
@@ -198,7 +215,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   for (uint64_t i = 0; i < nn && !r.bad; ++i) {
     ir::Node n;
     const uint16_t op = r.pod<uint16_t>();
-    if (op > static_cast<uint16_t>(ir::Op::NormalizeImage)) r.bad = true;  // the last op
+    if (op >= ir::kOpCount) r.bad = true;
     n.op = static_cast<ir::Op>(op);
     n.name = r.str();
     n.inputs = ids(r.ints());
