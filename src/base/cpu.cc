@@ -22,6 +22,13 @@ bool cpuid_amx(bool* tile, bool* bf16, bool* int8) {
   return *tile;
 }
 
+// CPUID.(7,1):EAX bit 4; the packaged cpuinfo predates AVX-VNNI too.
+bool cpuid_avx_vnni() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+  return (a >> 4) & 1;
+}
+
 // Tile state must be enabled by the OS (XCR0 bits 17, 18) and granted to this process.
 bool amx_usable() {
   unsigned a, b, c, d;
@@ -48,6 +55,7 @@ CpuFeatures detect() {
   f.avx512dq = cpuinfo_has_x86_avx512dq();
   f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
   f.avx512vnni = cpuinfo_has_x86_avx512vnni();
+  f.avx_vnni = f.avx2 && cpuid_avx_vnni();
   bool tile = false, bf16 = false, int8 = false;
   if (cpuid_amx(&tile, &bf16, &int8) && amx_usable()) {
     f.amx_tile = tile;
@@ -67,13 +75,16 @@ CpuFeatures detect() {
 }  // namespace
 
 CpuFeatures cap_isa(CpuFeatures f, const std::string& isa) {
-  if (isa == "ref" || isa == "avx2") {
-    f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = false;
-    f.avx512bf16 = f.avx512vnni = false;
-    f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
-  }
-  if (isa == "ref") f.avx2 = f.fma = false;
-  if (isa == "avx512") f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
+  static const char* kLadder[] = {"ref", "avx2", "avxvnni", "avx512", "avx512vnni", "amx", "native"};
+  int level = -1;
+  for (int i = 0; i < 7; ++i)
+    if (isa == kLadder[i]) level = i;
+  if (level < 0) return f;  // an unknown name caps nothing
+  if (level < 5) f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
+  if (level < 4) f.avx512bf16 = f.avx512vnni = false;
+  if (level < 3) f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = false;
+  if (level < 2 || level == 3) f.avx_vnni = false;
+  if (level < 1) f.avx2 = f.fma = false;
   return f;
 }
 

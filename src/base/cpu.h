@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512bf16 = false;
   bool avx512vnni = false;
+  bool avx_vnni = false;  // VEX-encoded vpdpbusd on ymm (Alder Lake, Zen 5 and later)
   bool amx_tile = false;
   bool amx_bf16 = false;
   bool amx_int8 = false;
@@ -26,13 +27,16 @@ struct CpuFeatures {
 
   bool has_avx2_fma() const { return avx2 && fma; }
   bool has_avx512() const { return avx512f && avx512bw && avx512vl && avx512dq; }
+  bool has_avx512_vnni() const { return has_avx512() && avx512vnni; }
 };
 
-// The host's features. Honors SYSTOLIC_ISA=ref|avx2|avx512 to cap the instruction set
-// (for testing fallbacks on a machine that has more).
+// The host's features. Honors SYSTOLIC_ISA=ref|avx2|avxvnni|avx512|avx512vnni|amx to cap the
+// instruction set (for testing fallbacks on a machine that has more).
 const CpuFeatures& host_cpu();
 
-// Features with everything above `isa` switched off ("ref", "avx2", "avx512", "native").
+// Features with everything above `isa` switched off. The ladder: "ref" (plain C++), "avx2"
+// (AVX2+FMA), "avxvnni" (+ AVX-VNNI), "avx512" (AVX-512 F/BW/VL/DQ, no VNNI or BF16),
+// "avx512vnni" (+ VNNI and BF16), "amx" or "native" (everything detected).
 CpuFeatures cap_isa(CpuFeatures f, const std::string& isa);
 
 }  // namespace systolic

@@ -1,0 +1,84 @@
+// Int8 convolution family contract (2-D, NHWC, u8 activations x s8 weights, exact int32
+// accumulation, requantization fused into the epilogue).
+//
+//   acc[n,oy,ox,k] = bias[k] + sum_{ky,kx,c} x[n, oy*sh - pad_t + ky*dh, ox*sw - pad_l + kx*dw, g*icg + c]
+//                                             * w[k, c, ky, kx]
+//     g = k / ocg; x u8, w s8, acc int32 (exact); out-of-image reads of x are pad[g*icg + c].
+//   The zero points live in bias and pad, so kernels multiply raw bytes:
+//     bias[k] = b[k] - sum_{c,ky,kx} zx[c] * w[k,c,ky,kx]   (qconv_fold_bias), pad[c] = zx[c].
+//   u8 output:  t = float(acc) * scale[k];  with a residual  t = t + (float(r) - res_zp) * res_scale;
+//               t = min(max(t, lo), hi);  dst = rne(t) + zp        (lo >= -zp, hi <= 255 - zp)
+//   f32 output: t = float(acc) * scale[k];  with a residual  t = t + r (float);  dst = act(t)
+// Every kernel does these float operations in this order (no fused multiply-add: the family's
+// files are built with -ffp-contract=off), so all of them give the reference's bytes exactly.
+#pragma once
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/cpu.h"
+#include "kernels/conv/conv.h"
+#include "kernels/epilogue.h"
+
+namespace systolic::kernels {
+
+struct QConvParams {
+  ConvParams conv;  // geometry; pixel strides count elements (bytes for u8, floats for f32)
+  int out_f32 = 0;  // 1: dst (and residual) are float, dequantized; 0: u8
+};
+
+struct QConvArgs {
+  const uint8_t* src = nullptr;
+  const uint8_t* pad = nullptr;   // [ic]: what out-of-image taps read (the input zero point)
+  const void* weights = nullptr;  // packed by the kernel's pack()
+  const int32_t* bias = nullptr;  // [oc], zero points folded in (never null)
+  const float* scale = nullptr;   // [oc]
+  const void* residual = nullptr; // u8 like dst (res_zp, res_scale) or float with out_f32; or null
+  float res_scale = 1.f;
+  int32_t res_zp = 0;
+  void* dst = nullptr;
+  int32_t zp = 0;                 // u8 output: zero point and clamp (activation folded in)
+  float lo = 0.f, hi = 255.f;
+  Epilogue ep;                    // f32 output: activation
+  void* workspace = nullptr;      // workspace_bytes(), 64-byte aligned
+};
+
+struct QConvKernel {
+  const char* name;
+  // Returns false (and says why in *why) when this kernel cannot run the problem here.
+  bool (*accepts)(const QConvParams&, const CpuFeatures&, std::string* why);
+  std::size_t (*packed_bytes)(const QConvParams&);
+  void (*pack)(const QConvParams&, const int8_t* w_oihw, void* packed);
+  std::size_t (*workspace_bytes)(const QConvParams&);
+  void (*run)(const QConvParams&, const QConvArgs&, pthreadpool_t);
+};
+
+// All kernels, fastest first, reference last (from qconv.inc).
+const QConvKernel* qconv_kernels(std::size_t* count);
+// First kernel that accepts; appends one line per rejected kernel to *log when given.
+const QConvKernel* qconv_select(const QConvParams&, const CpuFeatures&, std::string* log = nullptr);
+const QConvKernel* qconv_find(const std::string& name);
+
+// bias[k] - sum over the kernel window of zx[c] * w[k,c,ky,kx]: the zero-point compensation.
+// `zx` holds ic entries (one per input channel); `bias` may be null (zero).
+void qconv_fold_bias(const ConvParams& p, const int8_t* w_oihw, const int32_t* bias, const uint8_t* zx,
+                     int32_t* out);
+
+// The epilogue on n accumulators (bias already added), in the contract's order: the reference
+// uses it, and the vector kernels for ragged tails. Out of line and built without ISA flags, so
+// no instruction-set file holds a copy for the linker to pick. `res` may be null.
+void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, float res_scale,
+                     int32_t res_zp, float lo, float hi, int32_t zp, uint8_t* dst);
+void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float* res, const Epilogue& ep,
+                     float* dst);
+
+// The oracle: plain loops over NCHW tensors with explicit zero points (acc = bias +
+// sum (x - zx[c]) * w, padding contributing nothing), then the contract's epilogue.
+// dst/residual are u8 NCHW, or float NCHW with out_f32.
+void qconv_ref_nchw(const QConvParams&, const uint8_t* src, const uint8_t* zx, const int8_t* w_oihw,
+                    const int32_t* bias, const float* scale, const void* residual, float res_scale,
+                    int32_t res_zp, int32_t zp, float lo, float hi, const Epilogue& ep, void* dst);
+
+}  // namespace systolic::kernels

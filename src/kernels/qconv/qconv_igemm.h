@@ -1,0 +1,267 @@
+// Int8 implicit-GEMM NHWC conv driver over a dot-product traits struct (QVecAvx2, QVecAvxVnni,
+// QVecAvx512Vnni): weight packing into NR-channel panels of KG-element groups, per-tile
+// gathering of the pixels' kernel windows (widened to the traits' A type), K chunking with
+// int32 partial sums, threading, and the fused requantizing epilogue.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "base/threadpool.h"
+#include "kernels/qconv/qconv.h"
+
+#define SYSTOLIC_INLINE inline __attribute__((always_inline))
+
+namespace systolic::kernels::qigemm {
+
+constexpr long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+// A tile's gathered rows take at most this many bytes (MR rows; L1 holds them); longer K is
+// split into chunks whose partial sums wait in a stack buffer of this many bytes.
+constexpr long kMaxABytes = 24 * 1024;
+constexpr long kMaxPartialBytes = 48 * 1024;
+// One task's weight panels stay in L2 while its tiles stream past them.
+constexpr long kTaskWeightBytes = 192 * 1024;
+// Exact int32 accumulation: |x * w| <= 255 * 128 per product.
+constexpr long kMaxK = (2147483647L - 65536L * 256L) / (255L * 128L);
+
+// Packed layout: [group][panel][K/KG][NR][KG] (K rounded up to KG, the window ordered
+// (ky, kx, c)), channels past ocg and K past the window zero.
+template <class B, int NR, int KG>
+std::size_t packed_bytes(const QConvParams& qp) {
+  const ConvParams& p = qp.conv;
+  const long icg = p.ic / p.groups, ocg = p.oc / p.groups, K = long(p.kh) * p.kw * icg;
+  return std::size_t(p.groups) * ceil_div(ocg, NR) * ceil_div(K, KG) * KG * NR * sizeof(B);
+}
+
+template <class B, int NR, int KG>
+void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
+  const ConvParams& p = qp.conv;
+  const int icg = p.ic / p.groups, ocg = p.oc / p.groups, taps = p.kh * p.kw;
+  const long K = long(taps) * icg, Kp = ceil_div(K, KG) * KG;
+  B* out = static_cast<B*>(out_v);
+  for (int g = 0; g < p.groups; ++g)
+    for (int pn = 0; pn < ceil_div(ocg, NR); ++pn)
+      for (long k0 = 0; k0 < Kp; k0 += KG)
+        for (int r = 0; r < NR; ++r)
+          for (int e = 0; e < KG; ++e) {
+            const long k = k0 + e;
+            const int oc = pn * NR + r, t = int(k / icg), c = int(k % icg);
+            *out++ = oc < ocg && k < K ? B(w[(long(g * ocg + oc) * icg + c) * taps + t]) : B(0);
+          }
+}
+
+// The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
+namespace {
+
+// Everything a tile needs, computed once per run.
+struct Ctx {
+  QConvParams qp;
+  QConvArgs a;
+  long ss, ds, rs;   // pixel strides (elements)
+  int icg, ocg, panels_g;
+  long K, Kp;        // window length, rounded up to KG
+  long kc;           // K chunk (multiple of KG)
+  bool direct;       // A rows read in place from the source (u8 A, 1x1, stride 1, no pad)
+};
+
+// Gathers window elements [k0, k1) of `rows` pixels from m on (conv group g) into
+// buf[i * ld + (k - k0)], converting bytes to A; out-of-image taps read the pad bytes; elements
+// past K are 0.
+template <class T>
+void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T::A* buf, long ld) {
+  const ConvParams& p = x.qp.conv;
+  const long hw = long(p.oh) * p.ow;
+  const long kend = std::min(k1, x.K);
+  const uint8_t* pad = x.a.pad + g * x.icg;
+  for (int i = 0; i < rows; ++i) {
+    const long pix = m + i, img = pix / hw, rem = pix - img * hw;
+    const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
+    const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+    const uint8_t* base = x.a.src + img * p.ih * p.iw * x.ss + g * x.icg;
+    typename T::A* d = buf + i * ld;
+    long k = k0;
+    while (k < kend) {
+      const int t = int(k / x.icg), c0 = int(k - long(t) * x.icg);
+      const int n = int(std::min<long>(x.icg - c0, kend - k));
+      const int ky = t / p.kw, kx = t - ky * p.kw;
+      const int iy = iy0 + ky * p.dh, ix = ix0 + kx * p.dw;
+      const bool in = unsigned(iy) < unsigned(p.ih) && unsigned(ix) < unsigned(p.iw);
+      const uint8_t* s = in ? base + (long(iy) * p.iw + ix) * x.ss + c0 : pad + c0;
+      T::widen(s, d + (k - k0), n);
+      k += n;
+    }
+    for (; k < k1; ++k) d[k - k0] = 0;
+  }
+}
+
+// acc[MR][NV] += sum over KG-groups kg < ng of rows a[i] x the panel w.
+template <class T, int MR, int NV>
+SYSTOLIC_INLINE void dot_tile(long ng, const typename T::A* const* a, const typename T::B* w,
+                              typename T::V (&acc)[MR][NV]) {
+  using V = typename T::V;
+  constexpr int W = T::W, KG = T::KG;
+  for (long k = 0; k < ng; ++k) {
+    V b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = T::loadb(w + j * W * KG);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const V av = T::bcast(a[i] + k * KG);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = T::dot(acc[i][j], av, b[j]);
+    }
+    w += NV * W * KG;
+  }
+}
+
+// Where one tile goes: pixel m, channel ch (in the whole oc), `nvalid` valid columns.
+struct TileOut {
+  long m;
+  long ch;
+  int nvalid;
+};
+
+// The epilogue: bias, requantization (or dequantization) and the store, W lanes at a time; a
+// ragged last vector goes through a stack copy and the scalar form of the same arithmetic.
+template <class T, int MR, int NV>
+SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], const TileOut& o) {
+  constexpr int W = T::W;
+  const QConvArgs& a = x.a;
+  const bool f32 = x.qp.out_f32;
+#pragma GCC unroll 8
+  for (int j = 0; j < NV; ++j) {
+    const int n = std::min(W, o.nvalid - j * W);
+    if (n <= 0) break;
+    const long ch = o.ch + j * W;
+    const int32_t* bias = a.bias + ch;
+    const float* scale = a.scale + ch;
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const long pix = o.m + i;
+      if (n == W) {
+        const typename T::V v = T::add32(acc[i][j], T::load32(bias));
+        if (f32) {
+          const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
+          T::dequant(v, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
+        } else {
+          const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
+          T::requant(v, scale, r, a.res_scale, a.res_zp, a.lo, a.hi, a.zp,
+                     static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
+        }
+      } else {
+        alignas(64) int32_t tmp[W];
+        T::store32(tmp, acc[i][j]);
+        for (int e = 0; e < n; ++e) tmp[e] += bias[e];
+        if (f32) {
+          const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
+          qconv_dequant_n(tmp, n, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
+        } else {
+          const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
+          qconv_requant_n(tmp, n, scale, r, a.res_scale, a.res_zp, a.lo, a.hi, a.zp,
+                          static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
+        }
+      }
+    }
+  }
+}
+
+// One tile (R rows) against one panel over one K chunk; `part` holds the partial sums between
+// chunks (first: start from zero; last: run the epilogue instead of saving).
+template <class T, int R, int NV>
+void tile(const Ctx& x, const typename T::A* const* rows, long ng, const typename T::B* w, int32_t* part,
+          bool first, bool last, const TileOut& o) {
+  constexpr int W = T::W;
+  typename T::V acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = first ? T::zero() : T::load32(part + (i * NV + j) * W);
+  dot_tile<T, R, NV>(ng, rows, w, acc);
+  if (last) {
+    store_tile<T, R, NV>(x, acc, o);
+  } else {
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) T::store32(part + (i * NV + j) * W, acc[i][j]);
+  }
+}
+
+// Picks the R = rows instantiation (R = 1..MR) at run time.
+template <class T, int R, int NV>
+void tile_rows(int rows, const Ctx& x, const typename T::A* const* a, long ng, const typename T::B* w,
+               int32_t* part, bool first, bool last, const TileOut& o) {
+  if constexpr (R > 1)
+    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, a, ng, w, part, first, last, o);
+  tile<T, R, NV>(x, a, ng, w, part, first, last, o);
+}
+
+template <class T, int MR, int NV>
+void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
+  using A = typename T::A;
+  using B = typename T::B;
+  constexpr int NR = NV * T::W, KG = T::KG;
+  const ConvParams& p = qp.conv;
+  Ctx x;
+  x.qp = qp;
+  x.a = a;
+  x.ss = p.src_stride ? p.src_stride : p.ic;
+  x.ds = p.dst_stride ? p.dst_stride : p.oc;
+  x.rs = p.res_stride ? p.res_stride : p.oc;
+  x.icg = p.ic / p.groups;
+  x.ocg = p.oc / p.groups;
+  x.panels_g = int(ceil_div(x.ocg, NR));
+  x.K = long(p.kh) * p.kw * x.icg;
+  x.Kp = ceil_div(x.K, KG) * KG;
+  x.kc = std::min<long>(x.Kp, std::max<long>(KG, kMaxABytes / (MR * long(sizeof(A))) / KG * KG));
+  x.direct = std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
+             p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KG == 0;
+  const long M = long(p.n) * p.oh * p.ow;
+  const long chunks = ceil_div(x.Kp, x.kc);
+  const long panel_bytes = x.Kp * NR * long(sizeof(B));
+  // Panels per task: their weights stay in L2, their partial sums (when K is chunked) fit the
+  // stack buffer.
+  long pb = std::clamp<long>(kTaskWeightBytes / panel_bytes, 1, x.panels_g);
+  if (chunks > 1) pb = std::min<long>(pb, kMaxPartialBytes / (long(MR) * NR * 4));
+  long pgroups = ceil_div(x.panels_g, pb);
+  pb = ceil_div(x.panels_g, pgroups);  // equal groups
+  // M blocks: enough tasks for the pool to balance (about 4 per thread).
+  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
+  const long want = threads > 1 ? 4 * threads : 1;
+  const long tiles = ceil_div(M, MR);
+  const long mblocks = std::clamp<long>(ceil_div(want, long(p.groups) * pgroups), 1, tiles);
+  const long tiles_per_block = ceil_div(tiles, mblocks);
+  auto task = [&](std::size_t mb, std::size_t gp) {
+    const int g = int(gp / pgroups);
+    const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
+    if (p0 >= p1) return;
+    alignas(64) A buf[kMaxABytes / sizeof(A) + 64];
+    alignas(64) int32_t part[kMaxPartialBytes / 4];
+    const B* wg = static_cast<const B*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
+    for (long t = mb * tiles_per_block; t < std::min(tiles, (long(mb) + 1) * tiles_per_block); ++t) {
+      const long m = t * MR;
+      const int rows = int(std::min<long>(MR, M - m));
+      for (long c = 0; c < chunks; ++c) {
+        const long k0 = c * x.kc, k1 = std::min(x.Kp, k0 + x.kc);
+        const A* r[MR];
+        if (x.direct) {
+          for (int i = 0; i < rows; ++i)
+            r[i] = reinterpret_cast<const A*>(a.src + (m + i) * x.ss + long(g) * x.icg + k0);
+        } else {
+          gather<T>(x, m, rows, g, k0, k1, buf, x.kc);
+          for (int i = 0; i < rows; ++i) r[i] = buf + long(i) * x.kc;
+        }
+        for (long pn = p0; pn < p1; ++pn) {
+          const TileOut o{m, long(g) * x.ocg + pn * NR, int(std::min<long>(NR, x.ocg - pn * NR))};
+          tile_rows<T, MR, NV>(rows, x, r, (k1 - k0) / KG, wg + pn * x.Kp * NR + k0 * NR,
+                               part + (pn - p0) * MR * NR, c == 0, c + 1 == chunks, o);
+        }
+      }
+    }
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
+}
+
+}  // namespace
+}  // namespace systolic::kernels::qigemm

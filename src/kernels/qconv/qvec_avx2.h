@@ -1,0 +1,35 @@
+// Int8 dot-product traits for AVX2 without VNNI: activations and weights widened to int16 and
+// multiplied with vpmaddwd (two products summed per int32 lane, exact; vpmaddubsw would
+// saturate at 16 bits), plus the requantizing epilogue on 8 lanes. Include only from *_avx2.cc.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/qconv/qvec_epilogue_avx2.h"
+
+namespace systolic::kernels {
+
+struct QVecAvx2 : QEpilogueAvx2 {
+  using A = int16_t;
+  using B = int16_t;
+  static constexpr int KG = 2;
+  // Two consecutive int16 of one pixel's window in every lane.
+  static V bcast(const int16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+  }
+  static V loadb(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static V dot(V acc, V a, V b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+  static void widen(const uint8_t* s, int16_t* d, int n) {
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i),
+                          _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    for (; i < n; ++i) d[i] = s[i];
+  }
+};
+
+}  // namespace systolic::kernels

@@ -1,0 +1,52 @@
+// The int8 conv epilogue on 8 int32 lanes (AVX2): bias add, requantization to u8 or
+// dequantization to float, in the family contract's order. Shared by the AVX2 and AVX-VNNI
+// traits; include only from files built with AVX2.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/epilogue.h"
+
+namespace systolic::kernels {
+
+void apply_act_n(const Epilogue& e, float* x, int n);
+
+struct QEpilogueAvx2 {
+  using V = __m256i;
+  static constexpr int W = 8;
+  static V zero() { return _mm256_setzero_si256(); }
+  static V load32(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static void store32(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+  static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
+
+  static void requant(V acc, const float* scale, const uint8_t* res, float res_scale, int32_t res_zp, float lo,
+                      float hi, int32_t zp, uint8_t* dst) {
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
+    if (res) {
+      const __m256 r = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(res))));
+      t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(r, _mm256_set1_ps(float(res_zp))), _mm256_set1_ps(res_scale)));
+    }
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
+    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), _mm256_set1_epi32(zp));
+    const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packus_epi16(w16, w16));
+  }
+
+  static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
+    if (res) t = _mm256_add_ps(t, _mm256_loadu_ps(res));
+    switch (ep.act) {
+      case Act::none: break;
+      case Act::relu: t = _mm256_max_ps(t, _mm256_setzero_ps()); break;
+      case Act::clip: t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(ep.a)), _mm256_set1_ps(ep.b)); break;
+      default:
+        _mm256_storeu_ps(dst, t);
+        apply_act_n(ep, dst, W);
+        return;
+    }
+    _mm256_storeu_ps(dst, t);
+  }
+};
+
+}  // namespace systolic::kernels

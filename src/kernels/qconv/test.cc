@@ -1,0 +1,292 @@
+// Every int8 conv kernel in qconv.inc against qconv_ref_nchw, for equality: random shapes with
+// M/N/K tails, zero points 0/128/255, strides, pads, dilations, groups, channel slices,
+// residuals and both output types.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "base/aligned_vector.h"
+#include "base/cpu.h"
+#include "base/threadpool.h"
+#include "kernels/qconv/qconv.h"
+
+namespace systolic::kernels {
+
+extern const QConvKernel qconv_u8s8_igemm_6x16_k4emulated_avx2;  // k4_emulation_avx2_test.cc
+
+namespace {
+
+// The list, plus the test-only K4 emulation (the VNNI code path on any AVX2 machine).
+std::vector<const QConvKernel*> kernels_to_check() {
+  std::size_t count;
+  const QConvKernel* all = qconv_kernels(&count);
+  std::vector<const QConvKernel*> v;
+  for (std::size_t k = 0; k < count; ++k) v.push_back(&all[k]);
+  v.push_back(&qconv_u8s8_igemm_6x16_k4emulated_avx2);
+  return v;
+}
+
+struct Shape {
+  int n = 1, ic = 1, ih = 1, iw = 1, oc = 1, kh = 1, kw = 1, s = 1, d = 1;
+  int pt = 0, pl = 0, pb = 0, pr = 0, groups = 1;
+};
+
+ConvParams make(const Shape& s) {
+  ConvParams p;
+  p.n = s.n, p.ic = s.ic, p.ih = s.ih, p.iw = s.iw, p.oc = s.oc, p.kh = s.kh, p.kw = s.kw;
+  p.sh = p.sw = s.s, p.dh = p.dw = s.d, p.pad_t = s.pt, p.pad_l = s.pl, p.groups = s.groups;
+  p.oh = (s.ih + s.pt + s.pb - s.d * (s.kh - 1) - 1) / s.s + 1;
+  p.ow = (s.iw + s.pl + s.pr - s.d * (s.kw - 1) - 1) / s.s + 1;
+  return p;
+}
+
+struct Options {
+  int zx = 128;              // input zero point (-1: a different one per channel)
+  int zp = 128;              // output zero point
+  bool residual = false, out_f32 = false, relu = false;
+  int src_pad = 0, dst_pad = 0, res_pad = 0;  // extra channels around the slice (pixel stride)
+  int threads = 1;
+};
+
+std::set<std::string>& ran_names() {
+  static std::set<std::string> s;
+  return s;
+}
+
+// Runs every kernel of the list that accepts the shape here, expecting the oracle's bytes;
+// returns how many ran.
+int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
+  const ConvParams base = make(shape);
+  QConvParams qp;
+  qp.conv = base;
+  qp.out_f32 = o.out_f32;
+  const int icg = base.ic / base.groups;
+  const long K = long(icg) * base.kh * base.kw;
+  const long ihw = long(base.ih) * base.iw, ohw = long(base.oh) * base.ow;
+  std::mt19937 rng(seed);
+  auto byte = [&] { return uint8_t(rng() & 255); };
+  std::vector<uint8_t> src(std::size_t(base.n) * base.ic * ihw), zx(base.ic), res_u8(std::size_t(base.n) * base.oc * ohw);
+  for (auto& v : src) v = byte();
+  for (int c = 0; c < base.ic; ++c) zx[c] = uint8_t(o.zx >= 0 ? o.zx : (c * 37 + 11) & 255);
+  for (auto& v : res_u8) v = byte();
+  std::vector<int8_t> w(std::size_t(base.oc) * K);
+  for (auto& v : w) v = int8_t(int(rng() % 255) - 127);
+  std::vector<int32_t> bias(base.oc);
+  std::vector<float> scale(base.oc), res_f(res_u8.size());
+  std::uniform_real_distribution<float> u(0.5f, 2.f);
+  for (int k = 0; k < base.oc; ++k) {
+    bias[k] = int32_t((int(rng() % 2001) - 1000) * 2.7f * std::sqrt(float(K)));
+    scale[k] = u(rng) * 90.f / (5400.f * std::sqrt(float(K)));
+  }
+  for (auto& v : res_f) v = u(rng) - 1.25f;
+  const float res_scale = 0.37f;
+  const int32_t res_zp = 100;
+  const float lo = o.relu ? 0.f : float(-o.zp), hi = float(255 - o.zp);
+  Epilogue ep;
+  if (o.relu) ep.act = Act::relu;
+  const void* res_nchw = !o.residual ? nullptr : o.out_f32 ? static_cast<const void*>(res_f.data()) : res_u8.data();
+  const std::size_t esz = o.out_f32 ? 4 : 1;
+  std::vector<uint8_t> want(res_u8.size() * esz);
+  qconv_ref_nchw(qp, src.data(), zx.data(), w.data(), bias.data(), scale.data(), res_nchw, res_scale, res_zp, o.zp, lo,
+                 hi, ep, want.data());
+
+  // The oracle's outputs spread over many values (a test of all-saturated outputs proves little).
+  if (!o.out_f32 && want.size() >= 512) {
+    std::set<uint8_t> distinct(want.begin(), want.end());
+    EXPECT_GE(distinct.size(), 32u) << "degenerate test data";
+  }
+
+  // NHWC operands with pixel strides; slices sit in wider rows full of sentinels.
+  QConvParams p = qp;
+  p.conv.src_stride = o.src_pad ? base.ic + 2 * o.src_pad : 0;
+  p.conv.dst_stride = o.dst_pad ? base.oc + 2 * o.dst_pad : 0;
+  p.conv.res_stride = o.res_pad ? base.oc + 2 * o.res_pad : 0;
+  const long ss = p.conv.src_stride ? p.conv.src_stride : base.ic, ds = p.conv.dst_stride ? p.conv.dst_stride : base.oc,
+             rs = p.conv.res_stride ? p.conv.res_stride : base.oc;
+  std::vector<uint8_t> src_nhwc(std::size_t(base.n) * ihw * ss, 0xA5);
+  for (int i = 0; i < base.n; ++i)
+    for (int c = 0; c < base.ic; ++c)
+      for (long q = 0; q < ihw; ++q) src_nhwc[(i * ihw + q) * ss + o.src_pad + c] = src[(long(i) * base.ic + c) * ihw + q];
+  std::vector<uint8_t> res_nhwc(std::size_t(base.n) * ohw * rs * esz, 0x5A);
+  for (int i = 0; i < base.n; ++i)
+    for (int k = 0; k < base.oc; ++k)
+      for (long q = 0; q < ohw; ++q) {
+        const long from = (long(i) * base.oc + k) * ohw + q, to = (i * ohw + q) * rs + o.res_pad + k;
+        if (o.out_f32) reinterpret_cast<float*>(res_nhwc.data())[to] = res_f[from];
+        else res_nhwc[to] = res_u8[from];
+      }
+  // The requantized zero points: bias - sum zx * w.
+  std::vector<int32_t> folded(base.oc);
+  qconv_fold_bias(base, w.data(), bias.data(), zx.data(), folded.data());
+  ThreadPool pool = make_thread_pool(o.threads);
+
+  int ran = 0;
+  for (const QConvKernel* kp : kernels_to_check()) {
+    const QConvKernel& kern = *kp;
+    std::string why;
+    if (!kern.accepts(p, host_cpu(), &why)) continue;
+    AlignedBytes packed(kern.packed_bytes(p) + 64);
+    kern.pack(p, w.data(), packed.data());
+    AlignedBytes ws(kern.workspace_bytes(p) + 64);
+    const uint8_t sentinel = 0xEE;
+    std::vector<uint8_t> dst(std::size_t(base.n) * ohw * ds * esz, sentinel);
+    QConvArgs a;
+    a.src = src_nhwc.data() + o.src_pad;
+    a.pad = zx.data();
+    a.weights = packed.data();
+    a.bias = folded.data();
+    a.scale = scale.data();
+    a.residual = o.residual ? res_nhwc.data() + o.res_pad * esz : nullptr;
+    a.res_scale = res_scale;
+    a.res_zp = res_zp;
+    a.dst = dst.data() + o.dst_pad * esz;
+    a.zp = o.zp;
+    a.lo = lo;
+    a.hi = hi;
+    a.ep = ep;
+    a.workspace = ws.data();
+    kern.run(p, a, pool.get());
+    long bad = 0;
+    std::string first;
+    for (int i = 0; i < base.n; ++i)
+      for (long q = 0; q < ohw; ++q)
+        for (long c = 0; c < ds; ++c) {
+          const long at = ((i * ohw + q) * ds + c) * long(esz);
+          const bool inside = c >= o.dst_pad && c < o.dst_pad + base.oc;
+          bool ok;
+          if (!inside) {
+            ok = true;
+            for (std::size_t e = 0; e < esz; ++e) ok &= dst[at + e] == sentinel;
+          } else {
+            const long from = ((long(i) * base.oc + (c - o.dst_pad)) * ohw + q) * long(esz);
+            ok = std::memcmp(&dst[at], &want[from], esz) == 0;
+          }
+          if (!ok && bad++ == 0) {
+            char buf[200];
+            std::snprintf(buf, sizeof buf, "image %d pixel %ld channel %ld (%s)", i, q, c - o.dst_pad,
+                          inside ? "differs from the reference" : "written outside the slice");
+            first = buf;
+          }
+        }
+    EXPECT_EQ(bad, 0) << kern.name << ": " << bad << " wrong outputs, first at " << first << " (n=" << base.n
+                      << " ic=" << base.ic << " " << base.ih << "x" << base.iw << " oc=" << base.oc << " k=" << base.kh
+                      << "x" << base.kw << " s=" << shape.s << " d=" << shape.d << " groups=" << base.groups << ")";
+    ran_names().insert(kern.name);
+    ++ran;
+  }
+  return ran;
+}
+
+TEST(QConv, PointwiseTails) {
+  for (int ic : {1, 3, 4, 7, 16, 17, 64})
+    for (int oc : {1, 5, 16, 17, 33, 64})
+      for (int hw : {1, 5, 7}) EXPECT_GE(check({1, ic, hw, hw, oc}), 1);
+}
+
+TEST(QConv, ZeroPoints) {
+  for (int zx : {0, 128, 255, -1})
+    for (int zp : {0, 128, 255}) {
+      Options o;
+      o.zx = zx;
+      o.zp = zp;
+      check({1, 8, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1}, o, unsigned(zx * 7 + zp));
+      check({2, 3, 9, 9, 16, 7, 7, 2, 1, 3, 3, 3, 3}, o, unsigned(zx * 5 + zp));
+    }
+}
+
+TEST(QConv, StridesPadsDilations) {
+  check({1, 16, 14, 14, 32, 3, 3, 2, 1, 1, 1, 1, 1});
+  check({2, 5, 11, 9, 7, 3, 3, 1, 2, 2, 2, 2, 2});
+  check({1, 32, 8, 8, 40, 1, 1, 2});
+  check({1, 9, 13, 10, 19, 5, 3, 3, 1, 2, 1, 0, 1});
+  check({3, 4, 5, 5, 8, 3, 3, 1, 1, 0, 0, 0, 0});
+}
+
+TEST(QConv, Groups) {
+  check({1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4});
+  check({2, 12, 7, 7, 18, 3, 3, 2, 1, 1, 1, 1, 1, 3});
+  check({1, 8, 6, 6, 8, 3, 3, 1, 1, 1, 1, 1, 1, 8});  // depthwise
+}
+
+TEST(QConv, LongWindowsAreChunked) {
+  check({1, 256, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1});  // K = 2304
+  check({1, 520, 3, 3, 40, 3, 3, 1, 1, 1, 1, 1, 1});  // K = 4680, tails in the last chunk
+  check({1, 4100, 2, 2, 17});                          // 1x1 with K past a chunk
+}
+
+TEST(QConv, ResidualReluAndSlices) {
+  Options o;
+  o.residual = true;
+  o.relu = true;
+  o.src_pad = 3;
+  o.dst_pad = 5;
+  o.res_pad = 2;
+  check({2, 24, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1}, o);
+  check({1, 64, 5, 5, 64}, o);
+  o.zp = 0;
+  check({1, 32, 4, 4, 17, 1, 1, 2}, o);
+}
+
+TEST(QConv, FloatOutput) {
+  Options o;
+  o.out_f32 = true;
+  check({1, 64, 1, 1, 1000}, o);
+  o.residual = true;
+  o.relu = true;
+  o.dst_pad = 1;
+  check({2, 16, 6, 6, 20, 3, 3, 1, 1, 1, 1, 1, 1}, o);
+}
+
+TEST(QConv, Threads) {
+  Options o;
+  o.threads = 2;
+  check({4, 16, 10, 10, 48, 3, 3, 1, 1, 1, 1, 1, 1}, o);
+  check({1, 64, 7, 7, 256}, o);
+  check({1, 512, 3, 3, 72, 3, 3, 1, 1, 1, 1, 1, 1}, o);
+}
+
+TEST(QConv, RandomShapes) {
+  std::mt19937 rng(42);
+  for (int it = 0; it < 40; ++it) {
+    Shape s;
+    s.groups = rng() % 4 == 0 ? 1 + int(rng() % 3) : 1;
+    s.ic = s.groups * (1 + int(rng() % 20));
+    s.oc = s.groups * (1 + int(rng() % 40));
+    s.kh = 1 + int(rng() % 3);
+    s.kw = 1 + int(rng() % 3);
+    s.s = 1 + int(rng() % 2);
+    s.d = 1 + int(rng() % 2);
+    s.n = 1 + int(rng() % 2);
+    s.ih = s.d * (s.kh - 1) + 1 + int(rng() % 8);
+    s.iw = s.d * (s.kw - 1) + 1 + int(rng() % 8);
+    s.pt = int(rng() % 2), s.pl = int(rng() % 2), s.pb = int(rng() % 2), s.pr = int(rng() % 2);
+    Options o;
+    o.zx = int(rng() % 256);
+    o.zp = int(rng() % 256);
+    o.residual = rng() % 2;
+    o.out_f32 = rng() % 3 == 0;
+    EXPECT_GE(check(s, o, unsigned(it)), 1);
+  }
+}
+
+// Every kernel that can run on this machine ran somewhere above.
+TEST(QConv, ZZEveryRunnableKernelRan) {
+  QConvParams p;
+  p.conv = make({1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1});
+  for (const QConvKernel* k : kernels_to_check()) {
+    std::string why;
+    if (k->accepts(p, host_cpu(), &why)) {
+      EXPECT_TRUE(ran_names().count(k->name)) << k->name << " never ran";
+    } else {
+      std::printf("note: %s does not run here: %s\n", k->name, why.c_str());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace systolic::kernels
