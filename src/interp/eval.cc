@@ -55,8 +55,10 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
   switch (n.op) {
     case Op::Conv: case Op::BatchNormalization: case Op::MaxPool: case Op::AveragePool:
     case Op::GlobalAveragePool: case Op::GlobalMaxPool: case Op::Gemm: case Op::MatMul:
-    case Op::Softmax: case Op::LRN: case Op::ReduceMean:
+    case Op::Softmax: case Op::LRN:
       return eval_nn(n, in, out);
+    case Op::ReduceMean: case Op::ReduceMin: case Op::ReduceMax:
+      return eval_reduce(n, in, out);
     case Op::Flatten: case Op::Reshape: case Op::Transpose: case Op::Squeeze: case Op::Unsqueeze:
     case Op::Concat: case Op::Split: case Op::Slice: case Op::Pad: case Op::Dropout:
     case Op::Identity: case Op::Shape: case Op::Gather: case Op::ConstantOfShape:

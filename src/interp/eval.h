@@ -27,6 +27,12 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
 Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_image(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+
+// The dims a Reduce* node reduces, given its axes (attribute, or input 1 from opset 18): the
+// listed ones; none listed: all, or none with noop_with_empty_axes. Error for an axis out of range.
+Status reduce_dims(const ir::Node& n, int64_t rank, const std::vector<int64_t>& axes, std::vector<char>* red);
+ir::Shape reduced_shape(const ir::Shape& x, const std::vector<char>& red, bool keepdims);
 
 // Numpy broadcasting of two shapes; error when incompatible.
 Expected<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b);

@@ -1,8 +1,10 @@
-// Reference element-wise ops: activations, arithmetic with numpy broadcasting, Cast, Where.
+// Reference element-wise ops: activations, Round, arithmetic with numpy broadcasting, variadic
+// Min and Max, Cast, Where.
 #include <cmath>
 #include <cstring>
 
 #include "interp/eval.h"
+#include "interp/rounding.h"
 #include "kernels/epilogue.h"
 
 namespace systolic::interp {
@@ -73,8 +75,21 @@ T unary(const ir::Node& n, T x) {
     case Op::HardSigmoid:
       return static_cast<T>(std::min(1.0, std::max(0.0, n.f("alpha", 0.2f) * v + n.f("beta", 0.5f))));
     case Op::HardSwish: return static_cast<T>(v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)));
+    case Op::Round:
+      if constexpr (std::is_floating_point_v<T>) return round_half_even(x);
+      else return x;
     default: return x;
   }
+}
+
+// Min or Max of two values; a NaN wins, as in numpy's minimum and maximum.
+template <typename T>
+T extreme(bool is_min, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+  }
+  return is_min ? (b < a ? b : a) : (b > a ? b : a);
 }
 
 template <typename Src, typename Dst>
@@ -154,10 +169,25 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
         }
         return Status::Ok();
       });
+    case Op::Min: case Op::Max:
+      return dispatch(y.dtype, [&]<typename T>() {
+        std::vector<const ir::Shape*> shapes;
+        for (const TensorRef& t : in) {
+          if (!t.data && t.numel() > 0) return Err("%s %s: an input is missing", ir::op_name(n.op), n.name.c_str());
+          shapes.push_back(&t.shape);
+        }
+        const bool is_min = n.op == Op::Min;
+        for_each_broadcast(y.shape, shapes, [&](int64_t e, const std::vector<int64_t>& off) {
+          T v = in[0].as<T>()[off[0]];
+          for (std::size_t k = 1; k < in.size(); ++k) v = extreme<T>(is_min, v, in[k].as<T>()[off[k]]);
+          y.as<T>()[e] = v;
+        });
+        return Status::Ok();
+      });
     case Op::Cast:
       return eval_cast(in[0], y);
     case Op::Relu: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Sqrt: case Op::Sigmoid:
-    case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid: case Op::HardSwish:
+    case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid: case Op::HardSwish: case Op::Round:
       return dispatch(y.dtype, [&]<typename T>() {
         const T* x = in[0].as<T>();
         for (int64_t i = 0; i < y.numel(); ++i) y.as<T>()[i] = unary<T>(n, x[i]);

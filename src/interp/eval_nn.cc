@@ -1,5 +1,5 @@
-// Reference neural-network ops: Conv, BatchNormalization, pools, Gemm, MatMul, Softmax, LRN,
-// ReduceMean. Conv and pools call their kernel family's NCHW reference.
+// Reference neural-network ops: Conv, BatchNormalization, pools, Gemm, MatMul, Softmax, LRN.
+// Conv and pools call their kernel family's NCHW reference.
 #include <cmath>
 #include <vector>
 
@@ -128,33 +128,6 @@ Status eval_lrn(const ir::Node& n, const TensorRef& x, const TensorRef& y) {
   return Status::Ok();
 }
 
-Status eval_reduce_mean(const ir::Node& n, const std::vector<TensorRef>& in, const TensorRef& y) {
-  const auto& xs = in[0].shape;
-  const int64_t r = static_cast<int64_t>(xs.size());
-  std::vector<int64_t> axes = n.i("axes_as_input", 0) ? (in.size() > 1 && in[1].data ? read_ints(in[1]) : std::vector<int64_t>{})
-                                                       : n.ints("axes");
-  std::vector<char> red(r, axes.empty() ? 1 : 0);
-  for (int64_t a : axes) red[a < 0 ? a + r : a] = 1;
-  ir::Shape kept(r);
-  for (int64_t d = 0; d < r; ++d) kept[d] = red[d] ? 1 : xs[d];
-  std::vector<double> acc(ir::num_elements(kept), 0.0);
-  auto kst = broadcast_strides(kept, xs);
-  std::vector<int64_t> idx(r, 0);
-  const float* X = in[0].as<float>();
-  for (int64_t e = 0; e < in[0].numel(); ++e) {
-    int64_t o = 0;
-    for (int64_t d = 0; d < r; ++d) o += idx[d] * kst[d];
-    acc[o] += X[e];
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (++idx[d] < xs[d]) break;
-      idx[d] = 0;
-    }
-  }
-  const double cnt = static_cast<double>(in[0].numel()) / std::max<double>(1, acc.size());
-  for (std::size_t i = 0; i < acc.size(); ++i) y.as<float>()[i] = static_cast<float>(acc[i] / cnt);
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
@@ -201,7 +174,6 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
     case Op::MatMul: return eval_matmul(in[0], in[1], y);
     case Op::Softmax: return eval_softmax(n, in[0], y);
     case Op::LRN: return eval_lrn(n, in[0], y);
-    case Op::ReduceMean: return eval_reduce_mean(n, in, y);
     default: return Err("no reference implementation for %s", ir::op_name(n.op));
   }
 }

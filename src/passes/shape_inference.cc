@@ -51,7 +51,10 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Identity:
-    case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder:
+    case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder: case Op::Round:
+      if (n.op == Op::Round && dt != DType::f32 && dt != DType::f64)
+        return Err("Round %s: element type %s is not supported (float32 or float64)", n.name.c_str(),
+                   ir::dtype_name(dt));
       if (n.op == Op::LRN && r < 3) return Err("LRN %s: input must have rank >= 3", n.name.c_str());
       if (n.op == Op::Softmax && (norm_axis(n.i("axis", -1), r) < 0 || norm_axis(n.i("axis", -1), r) >= r))
         return Err("Softmax %s: axis out of range", n.name.c_str());
@@ -354,22 +357,30 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       dts[0] = in_t(0)->dtype;
       break;
     }
-    case Op::ReduceMean: {
+    case Op::ReduceMean: case Op::ReduceMin: case Op::ReduceMax: {
       std::vector<int64_t> axes = n.ints("axes");
-      if (n.i("axes_as_input", 0) && in_t(1)) {
-        SYSTOLIC_RETURN_IF_ERROR(need_const(1, "axes"));
-        axes = ints_of(1);
+      if (n.i("axes_as_input", 0)) {
+        axes.clear();
+        if (in_t(1)) {
+          SYSTOLIC_RETURN_IF_ERROR(need_const(1, "axes"));
+          axes = ints_of(1);
+        }
       }
-      std::vector<char> red(r, axes.empty() ? 1 : 0);
-      for (int64_t a : axes) {
-        a = norm_axis(a, r);
-        if (a < 0 || a >= r) return Err("ReduceMean %s: axis out of range", n.name.c_str());
-        red[a] = 1;
-      }
-      Shape o;
-      for (int64_t d = 0; d < r; ++d) {
-        if (!red[d]) o.push_back(xs[d]);
-        else if (n.i("keepdims", 1)) o.push_back(1);
+      std::vector<char> red;
+      SYSTOLIC_RETURN_IF_ERROR(interp::reduce_dims(n, r, axes, &red));
+      outs[0] = interp::reduced_shape(xs, red, n.i("keepdims", 1) != 0);
+      break;
+    }
+    case Op::Min: case Op::Max: {
+      Shape o = xs;
+      for (std::size_t i = 1; i < n.inputs.size(); ++i) {
+        const ir::Tensor* t = in_t(i);
+        if (!t) return Err("%s %s: input %zu is missing", op, n.name.c_str(), i);
+        if (t->dtype != dt) return Err("%s %s: operand types %s and %s differ", op, n.name.c_str(),
+                                       ir::dtype_name(dt), ir::dtype_name(t->dtype));
+        auto b = interp::broadcast_shapes(o, t->shape);
+        if (!b.ok()) return Err("%s %s: %s", op, n.name.c_str(), b.status().message().c_str());
+        o = *b;
       }
       outs[0] = o;
       break;

@@ -109,7 +109,8 @@ struct Importer {
       n.set_i("axis", n.i("axis", 1));
       n.set_i("legacy_2d", 1);  // pre-13: softmax over the flattened dims from axis on
     }
-    if (n.op == Op::ReduceMean && opset >= 18) n.set_i("axes_as_input", 1);
+    if ((n.op == Op::ReduceMean || n.op == Op::ReduceMin || n.op == Op::ReduceMax) && opset >= 18)
+      n.set_i("axes_as_input", 1);
   }
 
   Status run(const onnx::ModelProto& model) {
