@@ -59,6 +59,9 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
       return eval_nn(n, in, out);
     case Op::ReduceMean: case Op::ReduceMin: case Op::ReduceMax:
       return eval_reduce(n, in, out);
+    case Op::QuantizeLinear: case Op::DequantizeLinear: case Op::DynamicQuantizeLinear: case Op::QLinearConv:
+    case Op::QLinearMatMul: case Op::ConvInteger: case Op::MatMulInteger:
+      return eval_quant(n, in, out);
     case Op::Flatten: case Op::Reshape: case Op::Transpose: case Op::Squeeze: case Op::Unsqueeze:
     case Op::Concat: case Op::Split: case Op::Slice: case Op::Pad: case Op::Dropout:
     case Op::Identity: case Op::Shape: case Op::Gather: case Op::ConstantOfShape:

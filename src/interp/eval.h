@@ -27,6 +27,7 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
 Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_image(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_quant(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 
 // The dims a Reduce* node reduces, given its axes (attribute, or input 1 from opset 18): the

@@ -69,15 +69,15 @@ Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>
 
 Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p) {
   if (x.size() != w.size() || x.size() < 3)
-    return Err("Conv %s: input %s and weight %s ranks differ", n.name.c_str(), ir::shape_str(x).c_str(),
-               ir::shape_str(w).c_str());
+    return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
+               ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
   const int64_t groups = n.i("group", 1);
   if (groups <= 0 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
-    return Err("Conv %s: input channels %lld, weight %s and group %lld do not agree", n.name.c_str(),
-               static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
+    return Err("%s %s: input channels %lld, weight %s and group %lld do not agree", ir::op_name(n.op),
+               n.name.c_str(), static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
-    return Err("Conv %s: kernel_shape does not match the weight", n.name.c_str());
+    return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
   Axis h, wa;
   SYSTOLIC_RETURN_IF_ERROR(spatial(n, x, kernel, false, &h, &wa));
   *p = kernels::ConvParams{};

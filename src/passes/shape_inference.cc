@@ -2,6 +2,7 @@
 // output shape depends on a value, from that value once constant folding made it constant).
 #include "interp/eval.h"
 #include "interp/nn_geometry.h"
+#include "interp/quant_geometry.h"
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -383,6 +384,21 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
         o = *b;
       }
       outs[0] = o;
+      break;
+    }
+    case Op::QuantizeLinear: case Op::DequantizeLinear: case Op::DynamicQuantizeLinear: case Op::QLinearConv:
+    case Op::QLinearMatMul: case Op::ConvInteger: case Op::MatMulInteger: {
+      std::vector<interp::TensorRef> ins;
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) ins.push_back(in_t(i) ? ref_of(*in_t(i)) : interp::TensorRef{});
+      std::vector<Shape> shapes;
+      std::vector<DType> types;
+      SYSTOLIC_RETURN_IF_ERROR(interp::infer_quant(n, ins, &shapes, &types));
+      if (n.outputs.size() > shapes.size())
+        return Err("%s %s has %zu outputs; it has at most %zu", op, n.name.c_str(), n.outputs.size(), shapes.size());
+      for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+        outs[k] = shapes[k];
+        dts[k] = types[k];
+      }
       break;
     }
   }
