@@ -13,7 +13,7 @@
 #include "image/image.h"
 #include "image/test_images.h"
 #include "tests/cli_run.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 namespace {
 
@@ -304,16 +304,16 @@ TEST(Cli, ClassifyReportsEveryFileAndAgreesWithRun) {
     // The same image through preprocess + run: the float model on the normalised crop.
     const std::string npy = dir() + "/crop.npy";
     ASSERT_EQ(sh("preprocess " + path + " -o " + npy).status, 0);
-    auto crop = systolic::tools::load_tensor(npy);
+    auto crop = systolic::frontend::load_tensor(npy);
     ASSERT_TRUE(crop.ok());
     systolic::runtime::HostTensor x = systolic::runtime::HostTensor::zeros(systolic::ir::DType::f32, {1, 3, 224, 224});
     const float mean[] = {0.485f, 0.456f, 0.406f}, stdv[] = {0.229f, 0.224f, 0.225f};
     for (int c = 0; c < 3; ++c)
       for (int q = 0; q < 224 * 224; ++q)
         x.as<float>()[c * 224 * 224 + q] = (crop->data[q * 3 + c] / 255.f - mean[c]) / stdv[c];
-    ASSERT_TRUE(systolic::tools::save_npy(dir() + "/x.npy", x).ok());
+    ASSERT_TRUE(systolic::frontend::save_npy(dir() + "/x.npy", x).ok());
     ASSERT_EQ(sh("run " + model() + " --input input=" + dir() + "/x.npy --output-dir " + dir() + "/cls").status, 0);
-    auto logits = systolic::tools::load_tensor(dir() + "/cls/logits.npy");
+    auto logits = systolic::frontend::load_tensor(dir() + "/cls/logits.npy");
     ASSERT_TRUE(logits.ok());
     const float* l = logits->as<float>();
     const int64_t argmax = std::max_element(l, l + 1000) - l;

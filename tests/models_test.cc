@@ -10,7 +10,7 @@
 #include "frontend/onnx/import.h"
 #include "tests/graph_builder.h"
 #include "tests/temp_dir.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 #include "tools/zoo/zoo.h"
 
 namespace systolic::testing {
@@ -120,12 +120,12 @@ TEST(ZooVsOnnxRuntime, LogitsAgree) {
     const std::string path = write_zoo(name, dir);
     const auto in = image_batch(1);
     const std::string in_path = dir + "/" + name + ".input.npy";
-    ASSERT_TRUE(tools::save_npy(in_path, in).ok());
+    ASSERT_TRUE(frontend::save_npy(in_path, in).ok());
     const std::string out_dir = dir + "/" + name + "_ort";
     mkdir(out_dir.c_str(), 0755);
     const std::string cmd = "node " + bench + "/ort_run.js " + path + " " + out_dir + " input=" + in_path + " > /dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    auto ort = tools::load_tensor(out_dir + "/logits.npy");
+    auto ort = frontend::load_tensor(out_dir + "/logits.npy");
     ASSERT_TRUE(ort.ok()) << ort.status().message();
     const std::vector<float> want(ort->as<float>(), ort->as<float>() + ort->numel());
     const auto got = run_model(path, true, in, 1);

@@ -11,7 +11,7 @@
 #include "image/image.h"
 #include "image/test_images.h"
 #include "tests/cli_run.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 namespace {
 
@@ -38,7 +38,7 @@ TEST(Preprocess, WritesWhatTheLibraryComputes) {
 
   Result r = sh("preprocess " + path + " -o " + dir() + "/a.npy");
   ASSERT_EQ(r.status, 0) << r.err;
-  auto t = tools::load_tensor(dir() + "/a.npy");
+  auto t = frontend::load_tensor(dir() + "/a.npy");
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->dtype, ir::DType::u8);
   EXPECT_EQ(t->shape, (ir::Shape{224, 224, 3}));
@@ -49,13 +49,13 @@ TEST(Preprocess, WritesWhatTheLibraryComputes) {
 
   r = sh("preprocess " + path + " -o " + dir() + "/b.npy --resize 128 --crop 100 60");
   ASSERT_EQ(r.status, 0) << r.err;
-  t = tools::load_tensor(dir() + "/b.npy");
+  t = frontend::load_tensor(dir() + "/b.npy");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->shape, (ir::Shape{100, 60, 3}));
 
   r = sh("preprocess " + path + " -o " + dir() + "/c.npy --decode-only");
   ASSERT_EQ(r.status, 0) << r.err;
-  t = tools::load_tensor(dir() + "/c.npy");
+  t = frontend::load_tensor(dir() + "/c.npy");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->shape, (ir::Shape{375, 500, 3}));
   EXPECT_EQ(t->data, img.rgb);

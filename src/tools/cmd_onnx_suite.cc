@@ -10,7 +10,7 @@
 #include "frontend/onnx/import.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 namespace systolic::tools {
 namespace {
@@ -84,7 +84,7 @@ Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string*
   std::vector<std::pair<std::string, runtime::HostTensor>> inputs;
   std::vector<int> kept;
   for (std::size_t k = 0; k < model.inputs.size(); ++k) {
-    auto t = load_tensor(set_dir + "/input_" + std::to_string(k) + ".pb");
+    auto t = frontend::load_tensor(set_dir + "/input_" + std::to_string(k) + ".pb");
     if (!t.ok()) return classify(t.status(), why);
     ir::Tensor& gt = g.t(g.inputs[k]);
     if (freeze(*t)) {
@@ -115,7 +115,7 @@ Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string*
   Status st = (*session)->run(inputs, &outs);
   if (!st.ok()) return classify(st, why);
   for (std::size_t k = 0; k < outs.size(); ++k) {
-    auto want = load_tensor(set_dir + "/output_" + std::to_string(k) + ".pb");
+    auto want = frontend::load_tensor(set_dir + "/output_" + std::to_string(k) + ".pb");
     if (!want.ok()) return classify(want.status(), why);
     std::string diff = compare(outs[k], *want);
     if (!diff.empty()) {

@@ -7,7 +7,7 @@
 
 #include "image/image.h"
 #include "tools/commands.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 namespace systolic::tools {
 namespace {
@@ -67,7 +67,7 @@ void register_preprocess(CLI::App& app) {
                    img.height, median_ms(dec), median_ms(rc), *repeat);
     }
     if (!out->empty())
-      if (Status st = save_npy(*out, t); !st.ok()) return fail(st);
+      if (Status st = frontend::save_npy(*out, t); !st.ok()) return fail(st);
   });
 }
 

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "runtime/host_tensor.h"
+#include "runtime/random_tensor.h"
 #include "runtime/session.h"
 
 namespace systolic::tools {
 
-runtime::HostTensor random_tensor(const runtime::TensorInfo& info, uint64_t seed);
+using runtime::random_tensor;
 
 // Caller-owned buffers for Session::run_into: random inputs (seeds first_seed, +1, ...) and
 // output tensors, with the pointer lists in the session's order.

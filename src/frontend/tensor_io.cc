@@ -1,5 +1,5 @@
 // Tensor file I/O: NumPy .npy and ONNX TensorProto .pb readers/writers with strict validation.
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <optional>
 
-namespace systolic::tools {
+namespace systolic::frontend {
 
 static_assert(std::endian::native == std::endian::little, "tensor files are little-endian");
 
@@ -406,4 +406,4 @@ Status save_pb(const std::string& path, const HostTensor& t, const std::string& 
   return write_file(path, out);
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::frontend

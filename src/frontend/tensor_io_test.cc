@@ -1,5 +1,5 @@
 // Tests for tensor_io: .npy/.pb round trips, numpy- and ONNX-written files, malformed inputs.
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <random>
 
-namespace systolic::tools {
+namespace systolic::frontend {
 namespace {
 
 namespace fs = std::filesystem;
@@ -348,4 +348,4 @@ TEST_F(TensorIoTest, MalformedFilesGiveErrors) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::frontend

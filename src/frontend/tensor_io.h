@@ -5,7 +5,7 @@
 #include "base/status.h"
 #include "runtime/host_tensor.h"
 
-namespace systolic::tools {
+namespace systolic::frontend {
 
 // Reads a .npy (format 1.0/2.0/3.0, little-endian, C order; f2 f4 f8 i1 i2 i4 i8 u1 u2 u4 u8 b1)
 // or an ONNX TensorProto (.pb; raw_data or the typed fields). The format is chosen by content:
@@ -19,4 +19,4 @@ Status save_npy(const std::string& path, const runtime::HostTensor& t);
 // Writes an ONNX TensorProto with the given name, dims and raw_data.
 Status save_pb(const std::string& path, const runtime::HostTensor& t, const std::string& name);
 
-}  // namespace systolic::tools
+}  // namespace systolic::frontend
