@@ -40,7 +40,7 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, Act* act, float* a, fl
   }
 }
 
-Status fuse_epilogue(ir::Graph& g, PassContext&) {
+Status fuse_epilogue(ir::Graph& g, PassContext& ctx) {
   bool changed = true;
   while (changed) {
     changed = false;
@@ -49,7 +49,7 @@ Status fuse_epilogue(ir::Graph& g, PassContext&) {
     for (std::size_t k = 0; k < g.nodes.size() && !changed; ++k) {
       ir::Node& n = g.nodes[k];
       if (n.inputs.empty() || n.inputs[0] < 0) continue;
-      if (n.op == ir::Op::Add && n.inputs.size() == 2) {
+      if (n.op == ir::Op::Add && n.inputs.size() == 2 && ctx.fuse_residual) {
         // Fuse into the operand's producing conv that comes last, so the other is ready.
         int best = -1, other = -1;
         for (int side = 0; side < 2; ++side) {
@@ -82,6 +82,8 @@ Status fuse_epilogue(ir::Graph& g, PassContext&) {
       conv.set_i("act", static_cast<int64_t>(act));
       conv.set_f("act_a", a);
       conv.set_f("act_b", b);
+      // A clamp keeps the quantization of what it clamps (QDQ models may quantize before it).
+      if ((act == Act::relu || act == Act::clip) && g.t(n.outputs[0]).quant.empty()) g.t(n.outputs[0]).quant = g.t(t).quant;
       conv.outputs[0] = n.outputs[0];
       g.nodes.erase(g.nodes.begin() + k);
       changed = true;

@@ -12,12 +12,23 @@ namespace {
 using ir::Layout;
 using ir::Op;
 
-bool is_4d_f32(const ir::Tensor& t) { return t.shape.size() == 4 && t.dtype == ir::DType::f32; }
+// A 4-D activation the kernels take in NHWC: float, or uint8 with quantization parameters.
+bool is_4d_activation(const ir::Tensor& t) {
+  return t.shape.size() == 4 && (t.dtype == ir::DType::f32 || (t.dtype == ir::DType::u8 && !t.quant.empty()));
+}
+
+// QuantizeLinear / DequantizeLinear with one scale and zero point: element-wise.
+bool per_tensor_qdq(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != Op::QuantizeLinear && n.op != Op::DequantizeLinear) return false;
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && (!g.t(n.inputs[i]).is_const() || g.t(n.inputs[i]).numel() != 1)) return false;
+  return true;
+}
 
 bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
   // A conv reading the uint8 image, and the image's normalisation, take it as stored (NHWC).
   if ((n.op == Op::Conv && n.i("src_u8", 0)) || n.op == Op::NormalizeImage) return true;
-  if (!is_4d_f32(g.t(n.inputs[0]))) return false;
+  if (!is_4d_activation(g.t(n.inputs[0]))) return false;
   if (n.op == Op::Conv) return g.t(n.inputs[1]).is_const();
   return n.op == Op::MaxPool || n.op == Op::AveragePool || n.op == Op::GlobalAveragePool ||
          n.op == Op::GlobalMaxPool;
@@ -32,6 +43,7 @@ bool per_channel(const ir::Tensor& small, const ir::Tensor& big) {
 }
 
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {
+  if (per_tensor_qdq(g, n)) return true;
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs:
@@ -63,6 +75,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
   if (n.op == Op::NormalizeImage) return false;  // the image is NHWC whatever the layouts around it
+  if (per_tensor_qdq(g, n)) return i == 0;
   if (n.op == Op::Clip && i > 0) return false;
   if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
       per_channel(t, g.t(n.inputs[1 - i])))
@@ -113,7 +126,7 @@ Status layout_assignment(ir::Graph& g, PassContext&) {
       if (is_activation(g, n, i))
         n.inputs[i] = get(n.inputs[i], g.t(n.inputs[i]).shape.size() == 4 ? want : Layout::plain);
     for (int o : n.outputs)
-      if (o >= 0) g.t(o).layout = (want == Layout::nhwc && is_4d_f32(g.t(o))) ? Layout::nhwc : Layout::plain;
+      if (o >= 0) g.t(o).layout = (want == Layout::nhwc && is_4d_activation(g.t(o))) ? Layout::nhwc : Layout::plain;
     if (n.op == Op::NormalizeImage) n.set_i("out_nhwc", 1);
     out.push_back(std::move(n));
   }

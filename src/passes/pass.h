@@ -1,6 +1,8 @@
 // A pass is one function over the graph; the pipeline is a plain list (pipeline.cc).
 #pragma once
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,19 @@
 
 namespace systolic::passes {
 
+// What the matrix kernels compute in.
+enum class Precision : uint8_t { fp32, bf16, int8 };
+const char* precision_name(Precision p);
+
 struct PassContext {
   CpuFeatures cpu;          // the target the program is compiled for
+  Precision precision = Precision::fp32;
+  // int8 from a float model: quantization of activations by tensor name (from calibration).
+  const std::map<std::string, ir::QuantParams>* activation_quant = nullptr;
+  std::set<std::string> keep_fp32;  // node names the int8 lowering leaves in float
+  // false: residual Adds stay separate nodes (a calibration plan measures the conv's own
+  // output too, which a QDQ export quantizes).
+  bool fuse_residual = true;
   int64_t batch = 1;        // value for a symbolic leading input dim
   bool optimize = true;     // false: only what the reference executor needs
   std::string log;          // kernel-selection notes ("why didn't X run")
@@ -31,11 +44,14 @@ Status bind_input_shapes(ir::Graph&, PassContext&);
 Status constant_folding(ir::Graph&, PassContext&);
 Status shape_inference(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
+Status fold_qdq(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
 Status fold_input_normalization(ir::Graph&, PassContext&);
+Status annotate_activations(ir::Graph&, PassContext&);
+Status lower_int8(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);

@@ -3,10 +3,20 @@
 
 namespace systolic::passes {
 
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::bf16: return "bf16";
+    case Precision::int8: return "int8";
+  }
+  return "?";
+}
+
 const std::vector<Pass>& pipeline(bool optimize) {
   static const std::vector<Pass> kFull = {
       {"bind_preprocess", bind_preprocess},
       {"bind_input_shapes", bind_input_shapes},
+      {"fold_qdq", fold_qdq},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
       {"dead_code_elimination", dead_code_elimination},
@@ -16,6 +26,9 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fuse_epilogue", fuse_epilogue},
       {"dead_code_elimination", dead_code_elimination},
       {"fold_input_normalization", fold_input_normalization},
+      {"annotate_activations", annotate_activations},
+      {"lower_int8", lower_int8},
+      {"dead_code_elimination", dead_code_elimination},
       {"layout_assignment", layout_assignment},
       {"pack_weights", pack_weights},
       {"memory_plan", memory_plan},

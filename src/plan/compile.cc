@@ -3,6 +3,8 @@
 
 #include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
+#include "kernels/qconv/qconv.h"
+#include "kernels/qpool/qpool.h"
 #include "plan/program.h"
 
 namespace systolic::plan {
@@ -12,6 +14,17 @@ std::string isa_name(const CpuFeatures& cpu) {
   if (cpu.has_avx512()) return "avx512";
   if (cpu.has_avx2_fma()) return "avx2";
   return "ref";
+}
+
+bool is_quantized_model(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes)
+    switch (n.op) {
+      case ir::Op::QuantizeLinear: case ir::Op::DequantizeLinear: case ir::Op::QLinearConv:
+      case ir::Op::QLinearMatMul: case ir::Op::ConvInteger: case ir::Op::MatMulInteger:
+        return true;
+      default: break;
+    }
+  return false;
 }
 
 namespace {
@@ -50,6 +63,19 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   ctx.batch = opts.batch;
   ctx.optimize = opts.optimize;
   ctx.preprocess = opts.preprocess;
+  const bool quantized_model = is_quantized_model(graph);
+  passes::Precision precision = opts.precision_auto && quantized_model ? passes::Precision::int8 : opts.precision;
+  if (!opts.optimize) precision = passes::Precision::fp32;
+  std::shared_ptr<const std::map<std::string, ir::QuantParams>> activation_quant = opts.activation_quant;
+  if (precision == passes::Precision::int8 && !quantized_model && !activation_quant && opts.calibrate) {
+    auto cal = opts.calibrate(graph, opts);
+    if (!cal.ok()) return cal.status();
+    activation_quant = *cal;
+  }
+  ctx.precision = precision;
+  ctx.activation_quant = activation_quant.get();
+  ctx.keep_fp32 = opts.keep_fp32;
+  ctx.fuse_residual = opts.fuse_residual;
   SYSTOLIC_RETURN_IF_ERROR(passes::run_pipeline(graph, ctx, after_pass));
   compact_tensors(graph);
   p->stats.nodes_after = static_cast<int64_t>(graph.nodes.size());
@@ -68,6 +94,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
       }
   }
   p->isa = isa_name(ctx.cpu);
+  p->precision = passes::precision_name(ctx.precision);
   p->batch = opts.batch;
   p->optimized = opts.optimize;
   p->kernel_log = std::move(ctx.log);
@@ -83,8 +110,8 @@ Status check_runnable(const Program& p, const CpuFeatures& cpu) {
     auto it = n.attrs.find("kernel");
     if (it == n.attrs.end()) continue;
     const std::string& name = it->second.str_v;
-    const bool ok = n.op == ir::Op::Conv ? kernels::conv_find(name) != nullptr
-                                         : kernels::pool_find(name) != nullptr;
+    const bool ok = n.op == ir::Op::Conv ? kernels::conv_find(name) != nullptr || kernels::qconv_find(name) != nullptr
+                                         : kernels::pool_find(name) != nullptr || kernels::qpool_find(name) != nullptr;
     if (!ok) return Err("plan uses kernel %s, which this build does not have; recompile the model", name.c_str());
   }
   if ((p.isa == "avx512" && !cpu.has_avx512()) || (p.isa == "avx2" && !cpu.has_avx2_fma()) ||

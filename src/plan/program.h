@@ -39,6 +39,20 @@ struct Program {
 
 struct CompileOptions {
   int64_t batch = 1;
+  // fp32, bf16 or int8; int8 needs quantization parameters: a QDQ model's, or
+  // `activation_quant` from calibration (tools: systolic quantize).
+  passes::Precision precision = passes::Precision::fp32;
+  bool precision_auto = false;  // int8 for a quantized (QDQ) model, else `precision`
+  std::shared_ptr<const std::map<std::string, ir::QuantParams>> activation_quant;
+  // int8 of a float model without activation_quant: computes it (runs a calibration plan).
+  // Called only when a compile runs, so a compile-cache hit skips it; `calibration_key`
+  // names its data for the cache.
+  std::function<Expected<std::shared_ptr<const std::map<std::string, ir::QuantParams>>>(const ir::Graph&,
+                                                                                         const CompileOptions&)>
+      calibrate;
+  std::string calibration_key;
+  std::set<std::string> keep_fp32;  // int8: nodes left in float
+  bool fuse_residual = true;        // false for calibration plans (see passes::PassContext)
   bool optimize = true;      // false: the reference executor's plan (plain layouts, ref kernels)
   CpuFeatures cpu;           // defaults to the host
   bool cpu_set = false;
@@ -50,6 +64,9 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                                            const std::function<void(const char*, const ir::Graph&)>& after_pass = nullptr);
 
 std::string isa_name(const CpuFeatures& cpu);
+// Whether the model carries quantization (QuantizeLinear/DequantizeLinear or QLinear* ops):
+// such models default to int8.
+bool is_quantized_model(const ir::Graph& g);
 // Whether `cpu` can run every kernel the program was compiled for.
 Status check_runnable(const Program& p, const CpuFeatures& cpu);
 

@@ -109,7 +109,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     st->node = n;
     auto kernel_it = n.attrs.find("kernel");
     const bool has_kernel = kernel_it != n.attrs.end();
-    if (n.op == ir::Op::Conv && has_kernel) {
+    bool quantized = false;
+    SYSTOLIC_RETURN_IF_ERROR(prepare_quantized_step(g, n, at, st.get(), &quantized, &workspace));
+    if (quantized) {
+      // int8 convolution, uint8 pool, or a per-tensor quantize / dequantize (session_quant.cc)
+    } else if (n.op == ir::Op::Conv && has_kernel) {
       st->kind = Step::conv;
       st->conv_k = kernels::conv_find(kernel_it->second.str_v);
       if (!interp::decode_conv_params(n.ints("conv_params"), &st->cp))
@@ -152,8 +156,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
-    } else if (n.op == ir::Op::Reorder && g.t(n.inputs[0]).dtype == ir::DType::f32) {
+    } else if (n.op == ir::Op::Reorder && (g.t(n.inputs[0]).dtype == ir::DType::f32 || g.t(n.inputs[0]).dtype == ir::DType::u8)) {
       st->kind = Step::reorder;
+      st->count = static_cast<int64_t>(ir::dtype_size(g.t(n.inputs[0]).dtype));
       for (int d = 0; d < 4; ++d) st->dims[d] = g.t(n.outputs[0]).shape[d];
       st->to = static_cast<int>(n.i("to", 1));
       st->src = static_cast<const float*>(at(n.inputs[0]));
@@ -207,8 +212,10 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     if (!ws) return Err("cannot allocate the conv workspace");
     std::memset(ws, 0, (workspace + 63) / 64 * 64);
     s->workspace_ = ws;
-    for (auto& st : s->steps_)
+    for (auto& st : s->steps_) {
       if (st->kind == Step::conv) st->ca.workspace = ws;
+      if (st->kind == Step::qconv) st->qa.workspace = ws;
+    }
   }
   // An image input is given as stored (NHWC); every other input in its logical shape.
   for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, physical(g.t(id))});

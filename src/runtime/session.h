@@ -76,6 +76,12 @@ class Session {
   // on); the buffer is reserved here, so recording never allocates. 0 stops tracing.
   void set_trace(std::size_t runs);
   const std::vector<TraceEvent>& trace() const { return trace_; }
+  // Called at the start of every run with each input, then after every step with each tensor
+  // the step wrote (as stored: NHWC
+  // where the plan keeps it so, uint8 with its quantization where the plan is int8). For
+  // calibration and per-layer comparisons; null turns it off.
+  using Observer = std::function<void(const ir::Tensor&, const void* data)>;
+  void set_observer(Observer o) { observer_ = std::move(o); }
   // What trace times count from (the session's creation).
   std::chrono::steady_clock::time_point epoch() const { return epoch_; }
   const plan::Program& program() const { return *program_; }
@@ -97,6 +103,7 @@ class Session {
   bool tracing_ = false;
   int32_t runs_traced_ = 0;
   std::vector<TraceEvent> trace_;
+  Observer observer_;
   std::chrono::steady_clock::time_point epoch_ = std::chrono::steady_clock::now();
 };
 

@@ -6,11 +6,14 @@
 
 namespace systolic::runtime {
 
-void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
+namespace {
+
+template <class T>
+void reorder(const T* src, T* dst, const int64_t* d, int to) {
   const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
   for (int64_t n = 0; n < N; ++n) {
-    const float* s = src + n * C * HW;
-    float* o = dst + n * C * HW;
+    const T* s = src + n * C * HW;
+    T* o = dst + n * C * HW;
     if (to == 1) {
       for (int64_t c = 0; c < C; ++c)
         for (int64_t i = 0; i < HW; ++i) o[i * C + c] = s[c * HW + i];
@@ -20,6 +23,12 @@ void reorder_f32(const float* src, float* dst, const int64_t* d, int to) {
     }
   }
 }
+
+}  // namespace
+
+void reorder_f32(const float* src, float* dst, const int64_t* d, int to) { reorder(src, dst, d, to); }
+
+void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to) { reorder(src, dst, d, to); }
 
 Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
@@ -84,19 +93,40 @@ Status Session::execute() {
   using clock = std::chrono::steady_clock;
   const bool trace = tracing_ && trace_.size() + steps_.size() + 1 <= trace_.capacity();
   const auto run_t0 = trace ? clock::now() : clock::time_point{};
+  if (observer_)
+    for (int id : program_->graph.inputs)
+      if (program_->graph.t(id).arena_offset >= 0) observer_(program_->graph.t(id), arena_ + program_->graph.t(id).arena_offset);
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     Step* st = steps_[i].get();
     const auto t0 = profiling_ ? clock::now() : clock::time_point{};
     switch (st->kind) {
       case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
       case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
-      case Step::reorder: reorder_f32(st->src, st->dst, st->dims, st->to); break;
+      case Step::reorder:
+        if (st->count == 1) reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst), st->dims, st->to);
+        else reorder_f32(st->src, st->dst, st->dims, st->to);
+        break;
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
+      case Step::qconv: st->qconv_k->run(st->qp, st->qa, pool_.get()); break;
+      case Step::qpool: st->qpool_k->run(st->pp, st->qpa, pool_.get()); break;
+      case Step::quantize:
+        st->quant_k->quantize(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->count, st->q_scale,
+                              st->q_zp, pool_.get());
+        break;
+      case Step::dequantize:
+        st->quant_k->dequantize(reinterpret_cast<const uint8_t*>(st->src), st->dst, st->count, st->q_scale, st->q_zp,
+                                pool_.get());
+        break;
       case Step::interp: {
         Status s = interp::eval_node(st->node, st->ins, st->outs);
         if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
         break;
       }
+    }
+    if (observer_) {
+      const ir::Graph& g = program_->graph;
+      for (int o : st->node.outputs)
+        if (o >= 0 && g.t(o).arena_offset >= 0) observer_(g.t(o), arena_ + g.t(o).arena_offset);
     }
     if (profiling_) {
       const auto t1 = clock::now();
@@ -146,9 +176,12 @@ std::vector<Session::StepProfile> Session::profile() const {
     p.name = st->node.name;
     p.op = ir::op_name(st->node.op);
     p.kernel = st->conv_k ? st->conv_k->name
+               : st->qconv_k ? st->qconv_k->name
                : st->pool_k ? st->pool_k->name
+               : st->qpool_k ? st->qpool_k->name
+               : st->quant_k ? st->quant_k->name
                : st->elt_k  ? st->elt_k->name
-               : st->kind == Step::reorder ? "reorder_f32" : "interp";
+               : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32") : "interp";
     p.flops = st->flops;
     p.bytes = st->bytes;
     p.total_ms = st->total_ms;

@@ -1,22 +1,36 @@
 // Session::Step: one prepared step of a plan (kernel, parameters, resolved pointers),
 // shared by session.cc (preparation) and session_run.cc (the run loop and profiles).
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "interp/eval.h"
 #include "kernels/conv/conv.h"
 #include "kernels/eltwise/eltwise.h"
 #include "kernels/pool/pool.h"
+#include "kernels/qconv/qconv.h"
+#include "kernels/qpool/qpool.h"
+#include "kernels/quant/quant.h"
 #include "runtime/session.h"
 
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, interp } kind = interp;
+  enum Kind { conv, pool, reorder, eltwise, interp, qconv, qpool, quantize, dequantize } kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   const kernels::ConvKernel* conv_k = nullptr;
   kernels::ConvParams cp;
   kernels::ConvArgs ca;
+  const kernels::QConvKernel* qconv_k = nullptr;
+  kernels::QConvParams qp;
+  kernels::QConvArgs qa;
+  std::vector<uint8_t> q_pad;  // the input's zero point per channel (what padding reads)
+  const kernels::QPoolKernel* qpool_k = nullptr;
+  kernels::QPoolArgs qpa;
+  const kernels::QuantKernel* quant_k = nullptr;
+  float q_scale = 1.f;
+  int32_t q_zp = 0;
+  int64_t count = 0;  // quantize / dequantize: elements; reorder: bytes per element
   const kernels::PoolKernel* pool_k = nullptr;
   kernels::PoolParams pp;
   const kernels::EltwiseKernel* elt_k = nullptr;
@@ -33,7 +47,14 @@ struct Session::Step {
   int64_t runs = 0;
 };
 
+// Prepares `st` when `n` is an int8 convolution, a uint8 pool or a per-tensor
+// QuantizeLinear / DequantizeLinear the kernels run (*handled then; errors name what in the
+// plan does not fit); `at` resolves a tensor id to its memory. Grows *workspace as needed.
+Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,
+                              Session::Step* st, bool* handled, std::size_t* workspace);
+
 // NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
 void reorder_f32(const float* src, float* dst, const int64_t* d, int to);
+void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to);
 
 }  // namespace systolic::runtime

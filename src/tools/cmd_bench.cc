@@ -50,6 +50,8 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
+  auto prec = std::make_shared<PrecisionFlags>();
+  add_precision_flags(cmd, prec);
   cmd->callback([=] {
     ModelOptions mo;
     mo.batch = *batch;
@@ -57,6 +59,7 @@ void register_bench(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
+    mo.precision = *prec;
     int n = *instances, t = *threads;
     const bool defaults = !batch_opt->count() && !threads_opt->count() && !instances_opt->count();
     if (defaults && !*no_tuned && std::filesystem::is_regular_file(*model)) {

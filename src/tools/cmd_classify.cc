@@ -100,6 +100,8 @@ void register_classify(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
   cmd->add_flag("--no-cache", o->no_cache, "do not use the compile cache");
   add_preprocess_flags(cmd, pre);
+  auto prec = std::make_shared<PrecisionFlags>();
+  add_precision_flags(cmd, prec);
   cmd->callback([=] {
     Opts op = *o;
     // The configuration `systolic tune` saved for this model and host, unless one was given.
@@ -132,6 +134,7 @@ void register_classify(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
+    mo.precision = *prec;
     const bool is_onnx = !is_plan_file(op.model);
     if (is_onnx && !mo.preprocess.enabled() && pre->preset != "none") mo.preprocess = ir::imagenet_preprocess();
     auto prog = load_model(op.model, mo);

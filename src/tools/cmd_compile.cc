@@ -23,6 +23,8 @@ void register_compile(CLI::App& app) {
   cmd->add_flag("--reference", *reference, "compile for the reference executor (no optimization)");
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
+  auto prec = std::make_shared<PrecisionFlags>();
+  add_precision_flags(cmd, prec);
   cmd->callback([=] {
     auto g = frontend::import_onnx_file(*model);
     if (!g.ok()) return fail(g.status());
@@ -32,6 +34,7 @@ void register_compile(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     co.preprocess = *preprocess;
+    if (Status st = apply_precision(*prec, co.preprocess, &co); !st.ok()) return fail(st);
     std::function<void(const char*, const ir::Graph&)> dumper;
     if (*dump) {
       std::printf("=== import (%zu nodes)\n%s", g->nodes.size(), ir::print_graph(*g).c_str());
@@ -42,8 +45,8 @@ void register_compile(CLI::App& app) {
     auto p = plan::compile(std::move(*g), co, dumper);
     if (!p.ok()) return fail(Err("%s: %s", model->c_str(), p.status().message().c_str()));
     const plan::CompileStats& s = (*p)->stats;
-    std::printf("compiled %s for %s, batch %lld in %.1f ms\n", model->c_str(), (*p)->isa.c_str(),
-                static_cast<long long>(*batch), s.compile_ms);
+    std::printf("compiled %s for %s, %s, batch %lld in %.1f ms\n", model->c_str(), (*p)->isa.c_str(),
+                (*p)->precision.c_str(), static_cast<long long>(*batch), s.compile_ms);
     std::printf("  nodes: %lld -> %lld\n", static_cast<long long>(s.nodes_before), static_cast<long long>(s.nodes_after));
     std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
                 s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);

@@ -7,7 +7,7 @@
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
 #include "tools/random_inputs.h"
-#include "tools/tensor_io.h"
+#include "frontend/tensor_io.h"
 #include "tools/trace_json.h"
 
 namespace systolic::tools {
@@ -34,6 +34,8 @@ void register_run(CLI::App& app) {
   cmd->add_flag("--reference", *reference, "use the reference executor (plain layouts, reference kernels)");
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
+  auto prec = std::make_shared<PrecisionFlags>();
+  add_precision_flags(cmd, prec);
   cmd->callback([=] {
     std::vector<std::pair<std::string, runtime::HostTensor>> given;
     int64_t b = *batch;
@@ -41,7 +43,7 @@ void register_run(CLI::App& app) {
       auto eq = spec.find('=');
       if (eq == std::string::npos || eq == 0)
         return fail(Err("--input %s: expected NAME=FILE", spec.c_str()));
-      auto t = load_tensor(spec.substr(eq + 1));
+      auto t = frontend::load_tensor(spec.substr(eq + 1));
       if (!t.ok()) return fail(t.status());
       if (b == 0 && !t->shape.empty()) b = t->shape[0];
       given.emplace_back(spec.substr(0, eq), std::move(*t));
@@ -53,6 +55,7 @@ void register_run(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
+    mo.precision = *prec;
     auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     uint64_t s = *seed;
@@ -81,7 +84,7 @@ void register_run(CLI::App& app) {
         for (char& c : file)
           if (c == '/' || c == '\\' || c == ':') c = '_';
         const std::string path = *outdir + "/" + file + ".npy";
-        Status ws = save_npy(path, outs[k]);
+        Status ws = frontend::save_npy(path, outs[k]);
         if (!ws.ok()) return fail(ws);
         std::printf(" -> %s", path.c_str());
       }

@@ -39,6 +39,7 @@ void register_commands(CLI::App& app) {
   register_classify(app);
   register_preprocess(app);
   register_tune(app);
+  register_quantize(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {
@@ -52,12 +53,14 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
       return Err("%s is a compiled plan: its preprocessing was fixed at compile time (%s); drop the "
                  "preprocessing flags or pass the .onnx", path.c_str(),
                  (*p)->preprocess.enabled() ? "with image input" : "without");
+    SYSTOLIC_RETURN_IF_ERROR(check_plan_precision(opts.precision, **p, path));
     return std::shared_ptr<const plan::Program>(*p);
   }
   plan::CompileOptions co;
   co.batch = opts.batch > 0 ? opts.batch : 1;
   co.optimize = opts.optimize;
   co.preprocess = opts.preprocess;
+  SYSTOLIC_RETURN_IF_ERROR(apply_precision(opts.precision, opts.preprocess, &co));
   auto r = compile_onnx_cached(path, co, opts.cache ? default_cache_dir() : "");
   if (!r.ok()) return r.status();
   if (!r->note.empty()) std::fprintf(stderr, "systolic: note: %s\n", r->note.c_str());

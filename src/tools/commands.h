@@ -9,6 +9,7 @@
 #include "ir/preprocess.h"
 #include "plan/program.h"
 #include "runtime/session.h"
+#include "tools/precision_flags.h"
 
 namespace systolic::tools {
 
@@ -24,6 +25,7 @@ void register_profile(CLI::App& app);
 void register_classify(CLI::App& app);
 void register_preprocess(CLI::App& app);
 void register_tune(CLI::App& app);
+void register_quantize(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
@@ -39,6 +41,7 @@ struct ModelOptions {
   bool optimize = true;
   bool cache = true;       // use the compile cache (tools/compile_cache.h) for an .onnx
   ir::ImagePreprocess preprocess;  // for an .onnx; a .plan must have been compiled with the same
+  PrecisionFlags precision;        // for an .onnx; a .plan's is checked against it
 };
 // Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
 // "systolic: compiled in X ms; cached as ...").

@@ -164,9 +164,23 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
   const CpuFeatures& c = opts.cpu_set ? opts.cpu : host_cpu();
   std::string k = "plan=" + std::to_string(plan::kPlanVersion) + "|isa=" + plan::isa_name(c) + "|features=";
   for (bool f : {c.avx2, c.fma, c.avx512f, c.avx512bw, c.avx512vl, c.avx512dq, c.avx512bf16, c.avx512vnni, c.amx_tile,
-                 c.amx_bf16, c.amx_int8})
+                 c.amx_bf16, c.amx_int8, c.avx_vnni})
     k += f ? '1' : '0';
   k += "|batch=" + std::to_string(opts.batch) + "|optimize=" + std::to_string(opts.optimize);
+  k += "|precision=" + std::string(passes::precision_name(opts.precision)) + (opts.precision_auto ? ",auto" : "");
+  if (opts.precision == passes::Precision::int8 || opts.precision_auto) {
+    k += "|calibration=" + opts.calibration_key + "|residual=" + std::to_string(opts.fuse_residual) + "|keep=";
+    for (const std::string& n : opts.keep_fp32) k += n + ",";
+    if (opts.activation_quant) {
+      std::string q;
+      for (const auto& [name, p] : *opts.activation_quant) {
+        q += name + ":";
+        for (std::size_t i = 0; i < p.scale.size(); ++i)
+          q += std::to_string(p.scale[i]) + "/" + std::to_string(p.zero_point[i]) + ",";
+      }
+      k += "|quant=" + content_hash(q.data(), q.size());
+    }
+  }
   const ir::ImagePreprocess& pre = opts.preprocess;
   if (pre.enabled()) {
     k += "|preprocess=" + std::to_string(pre.resize) + "," + std::to_string(pre.crop_h) + "," + std::to_string(pre.crop_w);

@@ -16,12 +16,14 @@ namespace systolic::kernels::qigemm {
 
 constexpr long ceil_div(long a, long b) { return (a + b - 1) / b; }
 
-// A tile's gathered rows take at most this many bytes (MR rows; L1 holds them); longer K is
-// split into chunks whose partial sums wait in a stack buffer of this many bytes.
-constexpr long kMaxABytes = 24 * 1024;
+// Blocking, GotoBLAS-style. A task gathers an M block of pixels' windows (one K chunk at a
+// time) into a stack buffer of at most kBlockBytes that stays in L2, then sweeps its weight
+// panels over it: a panel's K chunk (at most kL1WeightBytes) stays in L1 while the block's
+// tiles pass. With several chunks, partial sums wait in a stack buffer of kMaxPartialBytes.
+constexpr long kBlockBytes = 48 * 1024;
+constexpr long kMaxBlockTiles = 16;
+constexpr long kL1WeightBytes = 16 * 1024;
 constexpr long kMaxPartialBytes = 48 * 1024;
-// One task's weight panels stay in L2 while its tiles stream past them.
-constexpr long kTaskWeightBytes = 192 * 1024;
 // Exact int32 accumulation: |x * w| <= 255 * 128 per product.
 constexpr long kMaxK = (2147483647L - 65536L * 256L) / (255L * 128L);
 
@@ -67,31 +69,43 @@ struct Ctx {
 
 // Gathers window elements [k0, k1) of `rows` pixels from m on (conv group g) into
 // buf[i * ld + (k - k0)], converting bytes to A; out-of-image taps read the pad bytes; elements
-// past K are 0.
+// past K are 0. Divides once per call: per-row and per-tap divisions cost as much as the
+// widening itself on short windows.
 template <class T>
 void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T::A* buf, long ld) {
   const ConvParams& p = x.qp.conv;
-  const long hw = long(p.oh) * p.ow;
   const long kend = std::min(k1, x.K);
   const uint8_t* pad = x.a.pad + g * x.icg;
+  const int t0 = int(k0 / x.icg), c0 = int(k0 - long(t0) * x.icg);
+  const int ky0 = t0 / p.kw, kx0 = t0 - ky0 * p.kw;
+  // A run of taps along x is contiguous in a dense source without x dilation.
+  const bool runs = x.ss == x.icg && p.dw == 1;
+  const long hw = long(p.oh) * p.ow;
+  long img = m / hw;
+  int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
   for (int i = 0; i < rows; ++i) {
-    const long pix = m + i, img = pix / hw, rem = pix - img * hw;
-    const int oy = int(rem / p.ow), ox = int(rem - long(oy) * p.ow);
     const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
     const uint8_t* base = x.a.src + img * p.ih * p.iw * x.ss + g * x.icg;
     typename T::A* d = buf + i * ld;
     long k = k0;
+    int c = c0, ky = ky0, kx = kx0;
     while (k < kend) {
-      const int t = int(k / x.icg), c0 = int(k - long(t) * x.icg);
-      const int n = int(std::min<long>(x.icg - c0, kend - k));
-      const int ky = t / p.kw, kx = t - ky * p.kw;
       const int iy = iy0 + ky * p.dh, ix = ix0 + kx * p.dw;
       const bool in = unsigned(iy) < unsigned(p.ih) && unsigned(ix) < unsigned(p.iw);
-      const uint8_t* s = in ? base + (long(iy) * p.iw + ix) * x.ss + c0 : pad + c0;
+      int taps = 1;
+      if (in && runs && c == 0) taps = std::min(p.kw - kx, p.iw - ix);  // whole taps to the row's or image's end
+      const int span = taps * x.icg - c;
+      const int n = int(std::min<long>(span, kend - k));
+      const uint8_t* s = in ? base + (long(iy) * p.iw + ix) * x.ss + c : pad + c;
       T::widen(s, d + (k - k0), n);
       k += n;
+      if (n < span) break;  // the chunk ends inside a tap
+      c = 0;
+      kx += taps;
+      if (kx >= p.kw) kx = 0, ++ky;
     }
     for (; k < k1; ++k) d[k - k0] = 0;
+    if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
   }
 }
 
@@ -214,48 +228,62 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   x.panels_g = int(ceil_div(x.ocg, NR));
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, KG) * KG;
-  x.kc = std::min<long>(x.Kp, std::max<long>(KG, kMaxABytes / (MR * long(sizeof(A))) / KG * KG));
+  // K chunks of equal size whose panel slice stays in L1 while the M block's tiles pass it.
+  const long kc_max = std::max<long>(KG, kL1WeightBytes / (NR * long(sizeof(B))) / KG * KG);
+  const long chunks = ceil_div(x.Kp, kc_max);
+  x.kc = ceil_div(ceil_div(x.Kp, chunks), KG) * KG;
   x.direct = std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
              p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KG == 0;
   const long M = long(p.n) * p.oh * p.ow;
-  const long chunks = ceil_div(x.Kp, x.kc);
-  const long panel_bytes = x.Kp * NR * long(sizeof(B));
-  // Panels per task: their weights stay in L2, their partial sums (when K is chunked) fit the
-  // stack buffer.
-  long pb = std::clamp<long>(kTaskWeightBytes / panel_bytes, 1, x.panels_g);
-  if (chunks > 1) pb = std::min<long>(pb, kMaxPartialBytes / (long(MR) * NR * 4));
-  long pgroups = ceil_div(x.panels_g, pb);
-  pb = ceil_div(x.panels_g, pgroups);  // equal groups
-  // M blocks: enough tasks for the pool to balance (about 4 per thread).
-  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
-  const long want = threads > 1 ? 4 * threads : 1;
   const long tiles = ceil_div(M, MR);
-  const long mblocks = std::clamp<long>(ceil_div(want, long(p.groups) * pgroups), 1, tiles);
-  const long tiles_per_block = ceil_div(tiles, mblocks);
+  // M blocks: their gathered rows (one K chunk) stay in L2 while every panel sweeps over them;
+  // a task is one block and, unless the pool needs more tasks, all panels of its group, so
+  // each block is gathered once.
+  long bt = std::clamp<long>(kBlockBytes / (MR * x.kc * long(sizeof(A))), 1, kMaxBlockTiles);
+  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
+  const long want = threads > 1 ? 4 * threads : 1;  // tasks for the pool to balance
+  long mblocks = ceil_div(tiles, bt);
+  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
+  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
+  bt = ceil_div(tiles, mblocks);
+  mblocks = ceil_div(tiles, bt);  // equal blocks
+  if (chunks > 1)  // the partial sums of a task's tiles and panels fit their buffer
+    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * MR * NR * 4, kMaxPartialBytes));
+  long pb = ceil_div(x.panels_g, pgroups);
+  pgroups = ceil_div(x.panels_g, pb);  // equal groups
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
-    if (p0 >= p1) return;
-    alignas(64) A buf[kMaxABytes / sizeof(A) + 64];
+    const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
+    if (p0 >= p1 || t0 >= t1) return;
+    const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
+    alignas(64) A buf[kBlockBytes / sizeof(A) + 64];
     alignas(64) int32_t part[kMaxPartialBytes / 4];
     const B* wg = static_cast<const B*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
-    for (long t = mb * tiles_per_block; t < std::min(tiles, (long(mb) + 1) * tiles_per_block); ++t) {
-      const long m = t * MR;
-      const int rows = int(std::min<long>(MR, M - m));
-      for (long c = 0; c < chunks; ++c) {
-        const long k0 = c * x.kc, k1 = std::min(x.Kp, k0 + x.kc);
-        const A* r[MR];
-        if (x.direct) {
-          for (int i = 0; i < rows; ++i)
-            r[i] = reinterpret_cast<const A*>(a.src + (m + i) * x.ss + long(g) * x.icg + k0);
-        } else {
-          gather<T>(x, m, rows, g, k0, k1, buf, x.kc);
-          for (int i = 0; i < rows; ++i) r[i] = buf + long(i) * x.kc;
-        }
-        for (long pn = p0; pn < p1; ++pn) {
-          const TileOut o{m, long(g) * x.ocg + pn * NR, int(std::min<long>(NR, x.ocg - pn * NR))};
-          tile_rows<T, MR, NV>(rows, x, r, (k1 - k0) / KG, wg + pn * x.Kp * NR + k0 * NR,
-                               part + (pn - p0) * MR * NR, c == 0, c + 1 == chunks, o);
+    for (long c = 0; c < chunks; ++c) {
+      const long k0 = c * x.kc, k1 = std::min(x.Kp, k0 + x.kc);
+      const A* base;
+      long ld;
+      if (x.direct) {
+        base = reinterpret_cast<const A*>(a.src + m0 * x.ss + long(g) * x.icg + k0);
+        ld = x.ss;
+      } else {
+        gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
+        base = buf;
+        ld = x.kc;
+      }
+      for (long pn = p0; pn < p1; ++pn) {
+        const B* w = wg + pn * x.Kp * NR + k0 * NR;
+        const long ch = long(g) * x.ocg + pn * NR;
+        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
+        for (long t = t0; t < t1; ++t) {
+          const long m = t * MR;
+          const int r = int(std::min<long>(MR, M - m));
+          const A* rp[MR];
+          for (int i = 0; i < MR; ++i) rp[i] = base + (m - m0 + std::min(i, r - 1)) * ld;
+          const TileOut o{m, ch, nvalid};
+          tile_rows<T, MR, NV>(r, x, rp, (k1 - k0) / KG, w, part + ((pn - p0) * bt + (t - t0)) * MR * NR, c == 0,
+                               c + 1 == chunks, o);
         }
       }
     }

@@ -1,0 +1,323 @@
+// int8 lowering: every convolution whose input is quantized (annotated by a QDQ model or by
+// calibration) becomes an int8 convolution: symmetric int8 weights per output channel, an
+// int32 bias with the input zero point folded in, and the requantization to its output's
+// uint8 parameters (or the dequantization to float, when no integer consumer follows) in the
+// kernel's epilogue. Pools over uint8 stay uint8, reshapes pass uint8 through, and where a
+// float op meets a uint8 tensor (or the reverse) one Dequantize (Quantize) node per tensor is
+// inserted. An image plan's uint8 input feeds the int8 stem directly: its per-channel offsets
+// become the zero points, its scale is in the weights.
+//
+// An int8 Conv: inputs (x u8, w i8 OIHW, bias i32, [residual]); attrs q_scale[oc], q_pad[ic],
+// q_zp, q_lo, q_hi, q_res_scale, q_res_zp, q_out_f32 (kernels/qconv/qconv.h has the math).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "kernels/epilogue.h"
+#include "kernels/qconv/qconv.h"
+#include "passes/pass.h"
+
+namespace systolic::passes {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+bool is_pool(Op op) {
+  return op == Op::MaxPool || op == Op::GlobalMaxPool || op == Op::AveragePool || op == Op::GlobalAveragePool;
+}
+
+bool is_passthrough(Op op) {
+  return op == Op::Reshape || op == Op::Flatten || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Identity ||
+         op == Op::Dropout;
+}
+
+struct Lowering {
+  ir::Graph& g;
+  PassContext& ctx;
+  std::vector<std::vector<int>> consumers;
+  std::vector<ir::Node> nodes;  // the graph's, being lowered in order into `out`
+  std::vector<ir::Node> out;
+  std::map<int, int> u8_of, f32_of;  // conversions inserted, one per tensor and direction
+  std::vector<char> lowered;         // tensors this pass made uint8
+  int convs = 0, pools = 0;
+
+  bool quantized(int t) const { return t >= 0 && g.t(t).quant.per_tensor() && g.t(t).quant.qtype == DType::u8; }
+  bool is_u8(int t) const { return t >= 0 && t < static_cast<int>(lowered.size()) && lowered[t]; }
+
+  void note(const ir::Node& n, const std::string& why) {
+    ctx.log += "lower_int8: " + std::string(ir::op_name(n.op)) + " " + n.name + " stays float: " + why + "\n";
+  }
+
+  // Why a conv cannot be int8 ("" if it can); `input_q`: its input will be quantized.
+  std::string conv_blocker(const ir::Node& n, bool input_q = false) const {
+    if (ctx.keep_fp32.count(n.name)) return "kept in float (--keep-fp32)";
+    const int w = n.in(1);
+    if (w < 0 || !g.t(w).is_const() || g.t(w).dtype != DType::f32 || g.t(w).shape.size() != 4)
+      return "weights are not a constant 4-D float tensor";
+    if (n.in(2) >= 0 && (!g.t(n.in(2)).is_const() || g.t(n.in(2)).dtype != DType::f32))
+      return "bias is not a constant float tensor";
+    if (n.i("src_u8", 0)) return "";
+    if (!input_q && !quantized(n.inputs[0]) && !is_u8(n.inputs[0])) return "its input has no quantization parameters";
+    return "";
+  }
+
+  // Whether some consumer of `t` reads it as uint8 once lowered.
+  bool wants_u8(int t) const {
+    for (int c : consumers[t]) {
+      const ir::Node& n = nodes[c];
+      if (n.op == Op::Conv && (n.inputs[0] == t || n.in(3) == t) && conv_blocker(n, n.inputs[0] == t).empty())
+        return true;
+      if (is_pool(n.op) && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0])) return true;
+      if (is_passthrough(n.op) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
+        return true;
+    }
+    return false;
+  }
+
+  int scalar(const std::string& name, DType dt, double v) {
+    AlignedBytes b(ir::dtype_size(dt));
+    if (dt == DType::f32) {
+      const float f = static_cast<float>(v);
+      std::memcpy(b.data(), &f, 4);
+    } else {
+      b[0] = static_cast<uint8_t>(v);
+    }
+    return g.add_const(g.fresh_name(name), dt, {}, std::move(b));
+  }
+
+  // The tensor as uint8 (a Quantize node the first time a float one is asked for).
+  int as_u8(int t) {
+    if (is_u8(t) || g.t(t).dtype == DType::u8) return t;
+    auto it = u8_of.find(t);
+    if (it != u8_of.end()) return it->second;
+    ir::Tensor q = g.t(t);
+    q.name = g.fresh_name(q.name + ".u8");
+    q.dtype = DType::u8;
+    const ir::QuantParams qp = q.quant;
+    const int id = g.add_tensor(std::move(q));
+    lowered.resize(g.tensors.size(), 0);
+    lowered[id] = 1;
+    ir::Node n;
+    n.op = Op::QuantizeLinear;
+    n.name = g.t(id).name;
+    n.inputs = {t, scalar(n.name + ".scale", DType::f32, qp.scale[0]), scalar(n.name + ".zp", DType::u8, qp.zero_point[0])};
+    n.outputs = {id};
+    out.push_back(std::move(n));
+    u8_of[t] = id;
+    return id;
+  }
+
+  // The tensor as float (a Dequantize node the first time a lowered one is read by float code).
+  int as_f32(int t) {
+    if (!is_u8(t)) return t;
+    auto it = f32_of.find(t);
+    if (it != f32_of.end()) return it->second;
+    ir::Tensor f = g.t(t);
+    f.name = g.fresh_name(f.name + ".f32");
+    f.dtype = DType::f32;
+    f.quant = {};
+    const ir::QuantParams qp = g.t(t).quant;
+    const int id = g.add_tensor(std::move(f));
+    lowered.resize(g.tensors.size(), 0);
+    ir::Node n;
+    n.op = Op::DequantizeLinear;
+    n.name = g.t(id).name;
+    n.inputs = {t, scalar(n.name + ".scale", DType::f32, qp.scale[0]), scalar(n.name + ".zp", DType::u8, qp.zero_point[0])};
+    n.outputs = {id};
+    out.push_back(std::move(n));
+    f32_of[t] = id;
+    return id;
+  }
+
+  void make_u8(int t, ir::QuantParams q) {
+    g.t(t).dtype = DType::u8;
+    g.t(t).quant = q;
+    g.t(t).quant.qtype = DType::u8;
+    lowered.resize(g.tensors.size(), 0);
+    lowered[t] = 1;
+  }
+
+  // Symmetric int8 per output channel. Weights that arrived as int8 keep their integers.
+  void quantize_weights(const ir::Tensor& w, std::vector<int8_t>* wq, std::vector<float>* sw) {
+    const int64_t oc = w.shape[0], per = w.numel() / oc;
+    const float* v = w.as<float>();
+    const ir::QuantParams& q = w.quant;
+    bool given = !q.empty() && q.qtype == DType::i8 && (q.per_tensor() || (q.axis == 0 && int64_t(q.scale.size()) == oc));
+    for (int32_t z : q.zero_point) given &= z == 0;
+    sw->assign(oc, 1.f);
+    wq->resize(w.numel());
+    for (int64_t k = 0; k < oc; ++k) {
+      float s;
+      if (given) {
+        s = q.scale[q.per_tensor() ? 0 : k];
+      } else {
+        float m = 0.f;
+        for (int64_t i = 0; i < per; ++i) m = std::max(m, std::fabs(v[k * per + i]));
+        s = m > 0.f ? m / 127.f : 1.f;
+      }
+      (*sw)[k] = s;
+      for (int64_t i = 0; i < per; ++i) {
+        const float r = std::nearbyint(v[k * per + i] / s);
+        (*wq)[k * per + i] = static_cast<int8_t>(std::min(127.f, std::max(given ? -128.f : -127.f, r)));
+      }
+    }
+  }
+
+  // Adding tensors moves them: nothing below holds a reference across g.add_*, as_u8 or as_f32.
+  void lower_conv(ir::Node& n) {
+    const bool image = n.i("src_u8", 0) != 0;
+    const ir::Shape wshape = g.t(n.inputs[1]).shape;
+    const std::string wname = g.t(n.inputs[1]).name;
+    const int64_t oc = wshape[0], icg = wshape[1], taps = wshape[2] * wshape[3];
+    const int64_t groups = n.i("group", 1), ic = icg * groups;
+    // The input's scale and per-channel zero points (an image: 1 and 255 * mean).
+    float sx = 1.f;
+    std::vector<double> zx(ic, 0.0);
+    if (image) {
+      const auto& off = n.attrs.at("src_offset").floats_v;
+      for (int64_t c = 0; c < ic; ++c) zx[c] = off[c];
+    } else {
+      const ir::QuantParams& q = g.t(n.inputs[0]).quant;
+      sx = q.scale[0];
+      for (double& z : zx) z = q.zero_point[0];
+    }
+    std::vector<int8_t> wq;
+    std::vector<float> sw;
+    quantize_weights(g.t(n.inputs[1]), &wq, &sw);
+    // Bias in accumulator units, less the input zero points times the weights.
+    std::vector<int32_t> bias(oc);
+    const ir::Tensor* b = n.in(2) >= 0 ? &g.t(n.in(2)) : nullptr;
+    const int64_t ocg = oc / groups;
+    for (int64_t k = 0; k < oc; ++k) {
+      const float bs = sx * sw[k];
+      double v = b ? std::nearbyint(static_cast<double>(b->as<float>()[k]) / bs) : 0.0;
+      double comp = 0;
+      const int64_t g0 = (k / ocg) * icg;
+      for (int64_t c = 0; c < icg; ++c)
+        for (int64_t t = 0; t < taps; ++t) comp += zx[g0 + c] * wq[(k * icg + c) * taps + t];
+      v -= std::nearbyint(comp);
+      bias[k] = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
+    }
+    std::vector<int64_t> pad(ic);
+    for (int64_t c = 0; c < ic; ++c) pad[c] = std::clamp<int64_t>(std::llround(zx[c]), 0, 255);
+
+    const int y = n.outputs[0], res = n.in(3);
+    const auto act = static_cast<kernels::Act>(n.i("act", 0));
+    const bool act_int8 = act == kernels::Act::none || act == kernels::Act::relu || act == kernels::Act::clip;
+    const bool u8_out = quantized(y) && act_int8 && !g.is_graph_output(y) && (res < 0 || quantized(res) || is_u8(res)) &&
+                        wants_u8(y);
+    std::vector<float> scale(oc);
+    if (u8_out) {
+      const float sy = g.t(y).quant.scale[0];
+      const int32_t zy = g.t(y).quant.zero_point[0];
+      for (int64_t k = 0; k < oc; ++k) scale[k] = sx * sw[k] / sy;
+      float lo = static_cast<float>(-zy), hi = static_cast<float>(255 - zy);
+      if (act == kernels::Act::relu) lo = std::max(lo, 0.f);
+      if (act == kernels::Act::clip) {
+        lo = std::max(lo, n.f("act_a", 0.f) / sy);
+        hi = std::min(hi, n.f("act_b", 0.f) / sy);
+      }
+      n.set_i("q_zp", zy);
+      n.set_f("q_lo", lo);
+      n.set_f("q_hi", std::max(lo, hi));
+      if (res >= 0) {
+        n.set_f("q_res_scale", g.t(res).quant.scale[0] / sy);
+        n.set_i("q_res_zp", g.t(res).quant.zero_point[0]);
+        n.inputs[3] = as_u8(res);
+      }
+      n.attrs.erase("act");
+      n.attrs.erase("act_a");
+      n.attrs.erase("act_b");
+    } else {
+      for (int64_t k = 0; k < oc; ++k) scale[k] = sx * sw[k];
+      n.set_i("q_out_f32", 1);
+      if (res >= 0) n.inputs[3] = as_f32(res);
+    }
+    if (!image) n.inputs[0] = as_u8(n.inputs[0]);
+    n.attrs.erase("src_offset");
+    ir::Attr sa;
+    sa.kind = ir::Attr::floats;
+    sa.floats_v = scale;
+    n.attrs["q_scale"] = sa;
+    n.set_ints("q_pad", pad);
+    AlignedBytes wb(wq.size());
+    std::memcpy(wb.data(), wq.data(), wq.size());
+    const int wid = g.add_const(g.fresh_name(wname + ".int8"), DType::i8, wshape, std::move(wb));
+    g.t(wid).quant = {sw, std::vector<int32_t>(oc, 0), 0, DType::i8};
+    AlignedBytes bb(oc * 4);
+    std::memcpy(bb.data(), bias.data(), bb.size());
+    const int bid = g.add_const(g.fresh_name(n.name + ".bias_int32"), DType::i32, {oc}, std::move(bb));
+    n.inputs[1] = wid;
+    if (n.inputs.size() < 3) n.inputs.resize(3, -1);
+    n.inputs[2] = bid;
+    if (u8_out) {
+      const ir::QuantParams qy = g.t(y).quant;
+      make_u8(y, qy);
+    }
+    ++convs;
+  }
+
+  void lower_pool(ir::Node& n) {
+    const int x = n.inputs[0], y = n.outputs[0];
+    ir::QuantParams q = g.t(x).quant;
+    const bool average = n.op == Op::AveragePool || n.op == Op::GlobalAveragePool;
+    // Max commutes with the (monotone) quantization: the output keeps the input's integers.
+    if (average && quantized(y)) q = g.t(y).quant;
+    n.inputs[0] = as_u8(x);
+    make_u8(y, q);
+    ++pools;
+  }
+
+  Status run() {
+    consumers = g.consumers();
+    lowered.assign(g.tensors.size(), 0);
+    nodes = std::move(g.nodes);
+    g.nodes.clear();
+    for (ir::Node& n : nodes) {
+      if (n.op == Op::Conv) {
+        const std::string why = conv_blocker(n);
+        if (why.empty()) {
+          lower_conv(n);
+          out.push_back(std::move(n));
+          continue;
+        }
+        if (g.t(n.inputs[0]).dtype == DType::f32 || is_u8(n.inputs[0])) note(n, why);
+      } else if (is_pool(n.op) && n.outputs.size() == 1 && (is_u8(n.inputs[0]) || quantized(n.inputs[0])) &&
+                 !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0])) {
+        lower_pool(n);
+        out.push_back(std::move(n));
+        continue;
+      } else if (is_passthrough(n.op) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
+                 (n.outputs.size() == 1 || n.outputs[1] < 0) && wants_u8(n.outputs[0])) {
+        const ir::QuantParams q = g.t(n.inputs[0]).quant;
+        make_u8(n.outputs[0], q);
+        out.push_back(std::move(n));
+        continue;
+      }
+      // Float code: uint8 tensors this pass made are read through a Dequantize.
+      for (int& in : n.inputs)
+        if (in >= 0 && is_u8(in)) in = as_f32(in);
+      out.push_back(std::move(n));
+    }
+    g.nodes = std::move(out);
+    ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions and " + std::to_string(pools) +
+               " pools in int8\n";
+    if (convs == 0)
+      return Err("precision int8: no convolution could be quantized (the model has no quantization parameters: "
+                 "calibrate it with systolic quantize, or give a QDQ model)");
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+Status lower_int8(ir::Graph& g, PassContext& ctx) {
+  if (ctx.precision != Precision::int8 || !ctx.optimize) return Status::Ok();
+  Lowering l{g, ctx};
+  return l.run();
+}
+
+}  // namespace systolic::passes

@@ -1,0 +1,224 @@
+// QDQ export: import, fold batch norms, annotate activations by name, quantize weights and
+// biases, insert the Q/DQ pairs, write ONNX.
+#include "quantize/qdq_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include "frontend/onnx/export.h"
+#include "frontend/onnx/import.h"
+#include "passes/pass.h"
+
+namespace systolic::quantize {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+int scalar_f32(ir::Graph& g, const std::string& name, float v) { return g.add_const_f32(g.fresh_name(name), {}, {v}); }
+
+int bytes_const(ir::Graph& g, const std::string& name, DType dt, ir::Shape shape, const void* data, std::size_t n) {
+  AlignedBytes b(n);
+  if (n) std::memcpy(b.data(), data, n);
+  return g.add_const(g.fresh_name(name), dt, std::move(shape), std::move(b));
+}
+
+bool passes_quantization_through(Op op) {
+  return op == Op::MaxPool || op == Op::GlobalMaxPool || op == Op::Flatten || op == Op::Reshape ||
+         op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Transpose || op == Op::Identity;
+}
+
+// Per-output-channel symmetric int8 of the constant `w` along `axis`, behind a
+// DequantizeLinear; returns the float tensor consumers read, and the scales.
+int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, std::vector<float>* scales) {
+  const ir::Tensor wt = g.t(w);
+  const int64_t channels = wt.shape[axis];
+  int64_t inner = 1;
+  for (std::size_t d = axis + 1; d < wt.shape.size(); ++d) inner *= wt.shape[d];
+  const float* v = wt.as<float>();
+  const int64_t n = wt.numel();
+  scales->assign(channels, 0.f);
+  for (int64_t i = 0; i < n; ++i) {
+    float& m = (*scales)[(i / inner) % channels];
+    m = std::max(m, std::fabs(v[i]));
+  }
+  for (float& s : *scales) s = s > 0.f ? s / 127.f : 1.f;
+  std::vector<int8_t> q(n);
+  for (int64_t i = 0; i < n; ++i)
+    q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v[i] / (*scales)[(i / inner) % channels]), -127.f, 127.f));
+  const std::vector<int8_t> zeros(channels, 0);
+  ir::Node dq;
+  dq.op = Op::DequantizeLinear;
+  dq.name = g.fresh_name(wt.name + "_DequantizeLinear");
+  dq.inputs = {bytes_const(g, wt.name + "_quantized", DType::i8, wt.shape, q.data(), q.size()),
+               g.add_const_f32(g.fresh_name(wt.name + "_scale"), {channels}, *scales),
+               bytes_const(g, wt.name + "_zero_point", DType::i8, {channels}, zeros.data(), zeros.size())};
+  dq.set_i("axis", axis);
+  ir::Tensor f;
+  f.name = g.fresh_name(wt.name + "_dequantized");
+  f.dtype = DType::f32;
+  f.shape = wt.shape;
+  f.shape_known = true;
+  const int out = g.add_tensor(std::move(f));
+  dq.outputs = {out};
+  pre->push_back(std::move(dq));
+  return out;
+}
+
+// A float bias [C] as int32 in the scale x_scale * w_scale[c], behind a DequantizeLinear.
+int quantize_bias(ir::Graph& g, std::vector<ir::Node>* pre, int b, float sx, const std::vector<float>& sw) {
+  const ir::Tensor bt = g.t(b);
+  const int64_t c = bt.numel();
+  std::vector<float> scale(c);
+  std::vector<int32_t> q(c), zeros(c, 0);
+  for (int64_t i = 0; i < c; ++i) {
+    scale[i] = sx * sw[i];
+    q[i] = static_cast<int32_t>(std::clamp(std::nearbyint(double(bt.as<float>()[i]) / scale[i]), -2147483648.0, 2147483647.0));
+  }
+  ir::Node dq;
+  dq.op = Op::DequantizeLinear;
+  dq.name = g.fresh_name(bt.name + "_DequantizeLinear");
+  dq.inputs = {bytes_const(g, bt.name + "_quantized", DType::i32, {c}, q.data(), q.size() * 4),
+               g.add_const_f32(g.fresh_name(bt.name + "_scale"), {c}, scale),
+               bytes_const(g, bt.name + "_zero_point", DType::i32, {c}, zeros.data(), zeros.size() * 4)};
+  dq.set_i("axis", 0);
+  ir::Tensor f;
+  f.name = g.fresh_name(bt.name + "_dequantized");
+  f.dtype = DType::f32;
+  f.shape = bt.shape;
+  f.shape_known = true;
+  const int out = g.add_tensor(std::move(f));
+  dq.outputs = {out};
+  pre->push_back(std::move(dq));
+  return out;
+}
+
+}  // namespace
+
+Status export_qdq(const std::string& model_path, const QuantMap& ranges, const QdqExportOptions& o,
+                  onnx::ModelProto* out, QdqExportStats* stats) {
+  auto imported = frontend::import_onnx_file(model_path);
+  if (!imported.ok()) return imported.status();
+  ir::Graph g = std::move(*imported);
+  frontend::ExportOptions eo;
+  eo.opset = std::max(13, g.opset);
+  for (int id : g.inputs) eo.io_shapes[g.t(id).name] = g.t(id).shape;
+  for (int id : g.outputs)
+    if (g.t(id).shape_known) eo.io_shapes[g.t(id).name] = g.t(id).shape;
+  passes::PassContext ctx;
+  ctx.batch = 1;
+  for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
+                    passes::dead_code_elimination, passes::fold_batchnorm})
+    SYSTOLIC_RETURN_IF_ERROR(pass(g, ctx));
+  for (int id : g.outputs) eo.io_shapes.emplace(g.t(id).name, g.t(id).shape);
+
+  // Activations: the calibrated parameters, by name; ops that only move or select values
+  // keep their input's, as the quantizers of the engines that read QDQ expect.
+  QdqExportStats st;
+  for (std::size_t i = 0; i < g.tensors.size(); ++i) {
+    ir::Tensor& t = g.tensors[i];
+    if (t.is_const() || t.dtype != DType::f32) continue;
+    auto it = ranges.find(t.name);
+    if (it != ranges.end()) t.quant = it->second;
+  }
+  for (const ir::Node& n : g.nodes)
+    if (passes_quantization_through(n.op) && n.outputs.size() == 1 && !g.t(n.inputs[0]).quant.empty())
+      g.t(n.outputs[0]).quant = g.t(n.inputs[0]).quant;
+
+  // Weights and biases of the matrix ops whose input is quantized.
+  std::vector<ir::Node> nodes = std::move(g.nodes);
+  g.nodes.clear();
+  std::vector<ir::Node> result;
+  for (ir::Node& n : nodes) {
+    const bool matrix = n.op == Op::Conv || n.op == Op::Gemm || n.op == Op::MatMul;
+    const int x = n.inputs.empty() ? -1 : n.inputs[0];
+    if (matrix && !o.keep_fp32.count(n.name) && x >= 0 && g.t(x).quant.per_tensor() && n.in(1) >= 0 &&
+        g.t(n.in(1)).is_const() && g.t(n.in(1)).dtype == DType::f32) {
+      const ir::Tensor& w = g.t(n.in(1));
+      int axis = -1;
+      if (n.op == Op::Conv && w.shape.size() >= 3) axis = 0;
+      if (n.op == Op::Gemm && w.shape.size() == 2 && n.i("transA", 0) == 0) axis = n.i("transB", 0) ? 0 : 1;
+      if (n.op == Op::MatMul && w.shape.size() == 2) axis = 1;
+      if (axis >= 0) {
+        const float sx = g.t(x).quant.scale[0];
+        std::vector<float> sw;
+        n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, &sw);
+        ++st.weights;
+        const int b = n.in(2);
+        if (b >= 0 && g.t(b).is_const() && g.t(b).dtype == DType::f32 && g.t(b).shape == ir::Shape{int64_t(sw.size())} &&
+            (n.op == Op::Conv || n.f("beta", 1.f) == 1.f))
+          n.inputs[2] = quantize_bias(g, &result, b, sx, sw);
+      }
+    }
+    result.push_back(std::move(n));
+  }
+
+  // A Q -> DQ pair after every quantized activation (graph outputs keep their names on the DQ).
+  nodes = std::move(result);
+  result.clear();
+  std::map<int, int> replaced;  // activation -> the DQ output its consumers read
+  // Adds the pair for `t`; returns the tensor t's producer writes (a new one for an output).
+  auto pair = [&](int t) {
+    const ir::QuantParams q = g.t(t).quant;
+    const std::string name = g.t(t).name;
+    auto fresh = [&](const std::string& suffix, DType dt) {
+      ir::Tensor n = g.t(t);
+      n.name = g.fresh_name(name + suffix);
+      n.dtype = dt;
+      n.quant = {};
+      return g.add_tensor(std::move(n));
+    };
+    int src = t, dst;
+    if (g.is_graph_output(t)) {
+      src = fresh("_prequant", DType::f32);
+      dst = t;
+    } else {
+      dst = fresh("_dequantized", DType::f32);
+      replaced[t] = dst;
+    }
+    const int qid = fresh("_quantized", DType::u8);
+    const uint8_t zp = static_cast<uint8_t>(q.zero_point[0]);
+    const int scale = scalar_f32(g, name + "_scale", q.scale[0]);
+    const int zero = bytes_const(g, name + "_zero_point", DType::u8, {}, &zp, 1);
+    ir::Node qn, dn;
+    qn.op = Op::QuantizeLinear;
+    qn.name = g.fresh_name(name + "_QuantizeLinear");
+    qn.inputs = {src, scale, zero};
+    qn.outputs = {qid};
+    dn.op = Op::DequantizeLinear;
+    dn.name = g.fresh_name(name + "_DequantizeLinear");
+    dn.inputs = {qid, scale, zero};
+    dn.outputs = {dst};
+    result.push_back(std::move(qn));
+    result.push_back(std::move(dn));
+    ++st.activations;
+    return src;
+  };
+  for (int id : g.inputs)
+    if (g.t(id).quant.per_tensor()) pair(id);
+  for (ir::Node& n : nodes) {
+    for (int& in : n.inputs) {
+      auto it = in >= 0 ? replaced.find(in) : replaced.end();
+      if (it != replaced.end()) in = it->second;
+    }
+    std::vector<int> quantized;
+    for (int o2 : n.outputs)
+      if (o2 >= 0 && g.t(o2).quant.per_tensor()) quantized.push_back(o2);
+    const std::size_t at = result.size();
+    result.push_back(std::move(n));
+    for (int t : quantized) {
+      const int src = pair(t);
+      for (int& o2 : result[at].outputs)
+        if (o2 == t) o2 = src;
+    }
+  }
+  g.nodes = std::move(result);
+  for (ir::Tensor& t : g.tensors) t.quant = {};
+  SYSTOLIC_RETURN_IF_ERROR(ir::verify(g));
+  if (stats) *stats = st;
+  return frontend::export_onnx(g, eo, out);
+}
+
+}  // namespace systolic::quantize

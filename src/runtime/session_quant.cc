@@ -1,0 +1,123 @@
+// Session steps of int8 plans: int8 convolutions, uint8 pools and per-tensor quantize /
+// dequantize, prepared once from the plan's attributes, each checked against its tensors.
+#include "interp/nn_geometry.h"
+#include "runtime/session_step.h"
+
+namespace systolic::runtime {
+namespace {
+
+using ir::DType;
+
+// One scale and zero point, constant, for QuantizeLinear / DequantizeLinear.
+bool per_tensor_params(const ir::Graph& g, const ir::Node& n, float* scale, int32_t* zp) {
+  const int s = n.in(1), z = n.in(2);
+  if (s < 0 || !g.t(s).is_const() || g.t(s).dtype != DType::f32 || g.t(s).numel() != 1) return false;
+  if (z >= 0 && (!g.t(z).is_const() || g.t(z).dtype != DType::u8 || g.t(z).numel() != 1)) return false;
+  *scale = g.t(s).as<float>()[0];
+  *zp = z >= 0 ? g.t(z).as<uint8_t>()[0] : 0;
+  return *scale > 0.f;
+}
+
+Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st,
+                     std::size_t* workspace) {
+  st->kind = Session::Step::qconv;
+  const std::string& name = n.attrs.at("kernel").str_v;
+  st->qconv_k = kernels::qconv_find(name);
+  if (!st->qconv_k) return Err("plan uses unknown kernel %s", name.c_str());
+  if (!interp::decode_conv_params(n.ints("conv_params"), &st->qp.conv))
+    return Err("plan is corrupt: conv %s lacks its parameters", n.name.c_str());
+  st->qp.out_f32 = static_cast<int>(n.i("q_out_f32", 0));
+  const kernels::ConvParams& p = st->qp.conv;
+  std::string why;
+  if (!st->qconv_k->accepts(st->qp, host_cpu(), &why))
+    return Err("kernel %s cannot run conv %s here: %s; recompile the model", name.c_str(), n.name.c_str(), why.c_str());
+  const int64_t out_n = int64_t{p.n} * p.oh * p.ow * p.oc;
+  const DType out_t = st->qp.out_f32 ? DType::f32 : DType::u8;
+  auto scale = n.attrs.find("q_scale");
+  const std::vector<int64_t> pad = n.ints("q_pad");
+  const bool ok = n.inputs.size() >= 3 && g.t(n.inputs[0]).dtype == DType::u8 &&
+                  g.t(n.inputs[0]).numel() == int64_t{p.n} * p.ih * p.iw * p.ic &&
+                  g.t(n.inputs[1]).bytes() == st->qconv_k->packed_bytes(st->qp) && n.in(2) >= 0 &&
+                  g.t(n.in(2)).dtype == DType::i32 && g.t(n.in(2)).numel() == p.oc &&
+                  g.t(n.outputs[0]).dtype == out_t && g.t(n.outputs[0]).numel() == out_n &&
+                  (n.in(3) < 0 || (g.t(n.in(3)).dtype == out_t && g.t(n.in(3)).numel() == out_n)) &&
+                  scale != n.attrs.end() && scale->second.floats_v.size() == static_cast<std::size_t>(p.oc) &&
+                  pad.size() == static_cast<std::size_t>(p.ic);
+  if (!ok) return Err("plan is corrupt: int8 conv %s does not match its tensors", n.name.c_str());
+  for (int64_t v : pad)
+    if (v < 0 || v > 255) return Err("plan is corrupt: int8 conv %s has a padding byte out of range", n.name.c_str());
+  st->q_pad.assign(pad.begin(), pad.end());
+  kernels::QConvArgs& a = st->qa;
+  a.src = static_cast<const uint8_t*>(at(n.inputs[0]));
+  a.pad = st->q_pad.data();
+  a.weights = at(n.inputs[1]);
+  a.bias = static_cast<const int32_t*>(at(n.in(2)));
+  a.scale = scale->second.floats_v.data();
+  a.residual = at(n.in(3));
+  a.res_scale = n.f("q_res_scale", 1.f);
+  a.res_zp = static_cast<int32_t>(n.i("q_res_zp", 0));
+  a.dst = at(n.outputs[0]);
+  a.zp = static_cast<int32_t>(n.i("q_zp", 0));
+  a.lo = n.f("q_lo", 0.f);
+  a.hi = n.f("q_hi", 255.f);
+  if (!st->qp.out_f32 && !(a.lo >= -a.zp && a.hi <= 255 - a.zp && a.lo <= a.hi))
+    return Err("plan is corrupt: int8 conv %s has a clamp outside uint8", n.name.c_str());
+  a.ep.act = static_cast<kernels::Act>(n.i("act", 0));
+  a.ep.a = n.f("act_a", 0.f);
+  a.ep.b = n.f("act_b", 0.f);
+  *workspace = std::max(*workspace, st->qconv_k->workspace_bytes(st->qp));
+  st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+  return Status::Ok();
+}
+
+Status prepare_qpool(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  st->kind = Session::Step::qpool;
+  const std::string& name = n.attrs.at("kernel").str_v;
+  st->qpool_k = kernels::qpool_find(name);
+  if (!st->qpool_k) return Err("plan uses unknown kernel %s", name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (y.dtype != DType::u8 || !x.quant.per_tensor() || !y.quant.per_tensor())
+    return Err("plan is corrupt: uint8 pool %s lacks quantization parameters", n.name.c_str());
+  st->qpa.src = static_cast<const uint8_t*>(at(n.inputs[0]));
+  st->qpa.dst = static_cast<uint8_t*>(at(n.outputs[0]));
+  st->qpa.in_zp = x.quant.zero_point[0];
+  st->qpa.out_zp = y.quant.zero_point[0];
+  st->qpa.scale = x.quant.scale[0] / y.quant.scale[0];
+  if (st->pp.kind == kernels::PoolKind::max && (st->qpa.in_zp != st->qpa.out_zp || x.quant.scale != y.quant.scale))
+    return Err("plan is corrupt: uint8 max pool %s changes the quantization", n.name.c_str());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,
+                              Session::Step* st, bool* handled, std::size_t* workspace) {
+  *handled = false;
+  const bool has_kernel = n.attrs.count("kernel") != 0;
+  if (n.op == ir::Op::Conv && has_kernel && n.inputs.size() > 1 && g.t(n.inputs[1]).dtype == DType::i8) {
+    *handled = true;
+    return prepare_qconv(g, n, at, st, workspace);
+  }
+  if (has_kernel && n.op != ir::Op::Conv && !n.inputs.empty() && g.t(n.inputs[0]).dtype == DType::u8) {
+    *handled = true;
+    return prepare_qpool(g, n, at, st);
+  }
+  const bool q = n.op == ir::Op::QuantizeLinear, dq = n.op == ir::Op::DequantizeLinear;
+  if ((q || dq) && n.outputs.size() == 1 && per_tensor_params(g, n, &st->q_scale, &st->q_zp)) {
+    const ir::Tensor& x = g.t(n.inputs[0]);
+    const ir::Tensor& y = g.t(n.outputs[0]);
+    const DType from = q ? DType::f32 : DType::u8, to = q ? DType::u8 : DType::f32;
+    if (x.dtype != from || y.dtype != to || x.numel() != y.numel() || x.layout != y.layout) return Status::Ok();
+    *handled = true;
+    st->kind = q ? Session::Step::quantize : Session::Step::dequantize;
+    st->quant_k = kernels::quant_select(host_cpu());
+    st->src = static_cast<const float*>(at(n.inputs[0]));
+    st->dst = static_cast<float*>(at(n.outputs[0]));
+    st->count = x.numel();
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::runtime
