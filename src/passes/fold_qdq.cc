@@ -94,8 +94,11 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
     const ir::Node& n = g.nodes[k];
     if (n.op != Op::DequantizeLinear || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
     const int x = n.inputs[0];
-    const DType xt = g.t(x).dtype;
+    // The integer type: the zero point's (uint8 without one); an activation's own dtype is not
+    // inferred yet.
+    const DType xt = n.in(2) >= 0 ? g.t(n.in(2)).dtype : g.t(x).is_const() ? g.t(x).dtype : DType::u8;
     if (xt != DType::u8 && xt != DType::i8 && xt != DType::i32) continue;
+    if (g.t(x).is_const() && g.t(x).dtype != xt) continue;
     ir::QuantParams q;
     if (!read_params(g, n, xt, &q)) continue;
     const int y = n.outputs[0];
@@ -118,7 +121,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
       ir::QuantParams qq;
       if (!read_params(g, qn, xt, &qq) || !same(q, qq)) continue;
       const int f = qn.inputs[0];
-      if (g.t(f).dtype != DType::f32) continue;
+      if (g.t(f).dtype != DType::f32 && g.t(f).dtype != DType::undefined) continue;  // undefined: not inferred yet
       const ir::QuantParams u = as_u8(q);
       if (!g.t(f).quant.empty() && !same(g.t(f).quant, u)) continue;  // quantized two ways: keep the nodes
       g.t(f).quant = u;

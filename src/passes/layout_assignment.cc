@@ -12,9 +12,9 @@ namespace {
 using ir::Layout;
 using ir::Op;
 
-// A 4-D activation the kernels take in NHWC: float, or uint8 with quantization parameters.
+// A 4-D activation the kernels take in NHWC: float, or 8-bit integers (quantized).
 bool is_4d_activation(const ir::Tensor& t) {
-  return t.shape.size() == 4 && (t.dtype == ir::DType::f32 || (t.dtype == ir::DType::u8 && !t.quant.empty()));
+  return t.shape.size() == 4 && (t.dtype == ir::DType::f32 || t.dtype == ir::DType::u8 || t.dtype == ir::DType::i8);
 }
 
 // QuantizeLinear / DequantizeLinear with one scale and zero point: element-wise.

@@ -32,7 +32,7 @@ bool passes_quantization_through(Op op) {
 
 // Per-output-channel symmetric int8 of the constant `w` along `axis`, behind a
 // DequantizeLinear; returns the float tensor consumers read, and the scales.
-int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, std::vector<float>* scales) {
+int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, float qmax, std::vector<float>* scales) {
   const ir::Tensor wt = g.t(w);
   const int64_t channels = wt.shape[axis];
   int64_t inner = 1;
@@ -44,10 +44,10 @@ int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, s
     float& m = (*scales)[(i / inner) % channels];
     m = std::max(m, std::fabs(v[i]));
   }
-  for (float& s : *scales) s = s > 0.f ? s / 127.f : 1.f;
+  for (float& s : *scales) s = s > 0.f ? s / qmax : 1.f;
   std::vector<int8_t> q(n);
   for (int64_t i = 0; i < n; ++i)
-    q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v[i] / (*scales)[(i / inner) % channels]), -127.f, 127.f));
+    q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v[i] / (*scales)[(i / inner) % channels]), -qmax, qmax));
   const std::vector<int8_t> zeros(channels, 0);
   ir::Node dq;
   dq.op = Op::DequantizeLinear;
@@ -144,7 +144,7 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
       if (axis >= 0) {
         const float sx = g.t(x).quant.scale[0];
         std::vector<float> sw;
-        n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, &sw);
+        n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, o.reduce_range ? 63.f : 127.f, &sw);
         ++st.weights;
         const int b = n.in(2);
         if (b >= 0 && g.t(b).is_const() && g.t(b).dtype == DType::f32 && g.t(b).shape == ir::Shape{int64_t(sw.size())} &&

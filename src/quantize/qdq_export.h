@@ -17,6 +17,9 @@ namespace systolic::quantize {
 
 struct QdqExportOptions {
   std::set<std::string> keep_fp32;  // nodes whose weights stay float
+  // 7-bit weights (-63..63), as ONNX Runtime's reduce_range: engines whose int8 kernels sum
+  // two u8 x s8 products in 16 bits (vpmaddubsw on AVX2 without VNNI) then never saturate.
+  bool reduce_range = false;
 };
 
 struct QdqExportStats {

@@ -42,6 +42,7 @@ void register_quantize(CLI::App& app) {
   auto out = std::make_shared<std::string>();
   auto batch = std::make_shared<int64_t>(1);
   auto report = std::make_shared<bool>(false);
+  auto reduce_range = std::make_shared<bool>(false);
   auto prec = std::make_shared<PrecisionFlags>();
   cmd->add_option("model", *model, "float model .onnx")->required();
   cmd->add_option("-o,--output", *out, "OUT.plan (compiled int8 plan) or OUT.onnx (QDQ model)")->required();
@@ -51,6 +52,8 @@ void register_quantize(CLI::App& app) {
       ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
   cmd->add_option("--keep-fp32", prec->keep_fp32, "nodes to leave in float (comma-separated names)")->delimiter(',');
   cmd->add_option("--batch", *batch, "batch size of a .plan (default 1)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--reduce-range", *reduce_range,
+                "QDQ output: 7-bit weights, exact in engines whose AVX2 int8 kernels saturate at 16 bits");
   cmd->add_flag("--report", *report, "print each layer's signal-to-quantization-noise ratio against float");
   cmd->add_flag("--progress", prec->progress, "show the progress bar even when stderr is not a terminal");
   auto pre = std::make_shared<PreprocessFlags>();
@@ -98,6 +101,7 @@ void register_quantize(CLI::App& app) {
       onnx::ModelProto m;
       quantize::QdqExportOptions eo;
       eo.keep_fp32.insert(prec->keep_fp32.begin(), prec->keep_fp32.end());
+      eo.reduce_range = *reduce_range;
       quantize::QdqExportStats st;
       if (Status s = quantize::export_qdq(*model, *ranges, eo, &m, &st); !s.ok()) return fail(s);
       std::ofstream f(*out, std::ios::binary | std::ios::trunc);
