@@ -75,6 +75,13 @@ void Node::set_ints(const std::string& k, std::vector<int64_t> v) {
   attrs[k] = a;
 }
 
+void Node::set_floats(const std::string& k, std::vector<float> v) {
+  Attr a;
+  a.kind = Attr::floats;
+  a.floats_v = std::move(v);
+  attrs[k] = a;
+}
+
 int Graph::add_tensor(Tensor t) {
   tensors.push_back(std::move(t));
   return static_cast<int>(tensors.size()) - 1;

@@ -91,6 +91,7 @@ struct Node {
   void set_i(const std::string& k, int64_t v);
   void set_f(const std::string& k, float v);
   void set_ints(const std::string& k, std::vector<int64_t> v);
+  void set_floats(const std::string& k, std::vector<float> v);
   int in(std::size_t idx) const { return idx < inputs.size() ? inputs[idx] : -1; }
 };
 

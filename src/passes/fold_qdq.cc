@@ -128,6 +128,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
       alias[y] = f;
       drop[k] = 1;
       ++folded;
+      ctx.qdq_model = true;
       continue;
     }
     // DQ of an integer tensor computed at run time (a model input, say): kept as a node, its

@@ -40,6 +40,21 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, Act* act, float* a, fl
   }
 }
 
+namespace {
+
+// A fused-away tensor that a QDQ model quantizes: its (scale, zero point) on the conv, so the
+// int8 kernel rounds there as the model specifies (lower_int8).
+void record_rounding(ir::Graph& g, ir::Node& conv, const char* attr, int t) {
+  const ir::QuantParams& q = g.t(t).quant;
+  if (!q.per_tensor()) return;
+  ir::Attr a;
+  a.kind = ir::Attr::floats;
+  a.floats_v = {q.scale[0], static_cast<float>(q.zero_point[0])};
+  conv.attrs[attr] = a;
+}
+
+}  // namespace
+
 Status fuse_epilogue(ir::Graph& g, PassContext& ctx) {
   bool changed = true;
   while (changed) {
@@ -65,6 +80,7 @@ Status fuse_epilogue(ir::Graph& g, PassContext& ctx) {
         const int op = other >= 0 ? producers[other] : -1;
         if (best < 0 || op > best) continue;
         ir::Node& conv = g.nodes[best];
+        record_rounding(g, conv, "qdq_mid1", conv.outputs[0]);
         conv.inputs.resize(4, -1);
         conv.inputs[3] = other;
         conv.outputs[0] = n.outputs[0];
@@ -82,8 +98,10 @@ Status fuse_epilogue(ir::Graph& g, PassContext& ctx) {
       conv.set_i("act", static_cast<int64_t>(act));
       conv.set_f("act_a", a);
       conv.set_f("act_b", b);
-      // A clamp keeps the quantization of what it clamps (QDQ models may quantize before it).
+      // A clamp keeps the quantization of what it clamps when its own is not given; a QDQ model
+      // that quantizes both keeps a rounding before the activation.
       if ((act == Act::relu || act == Act::clip) && g.t(n.outputs[0]).quant.empty()) g.t(n.outputs[0]).quant = g.t(t).quant;
+      else record_rounding(g, conv, "qdq_mid2", t);
       conv.outputs[0] = n.outputs[0];
       g.nodes.erase(g.nodes.begin() + k);
       changed = true;

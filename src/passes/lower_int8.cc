@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "kernels/epilogue.h"
 #include "kernels/qconv/qconv.h"
@@ -42,6 +43,8 @@ struct Lowering {
   std::vector<ir::Node> out;
   std::map<int, int> u8_of, f32_of;  // conversions inserted, one per tensor and direction
   std::vector<char> lowered;         // tensors this pass made uint8
+  std::set<int> rounded;             // float tensors a QDQ model quantizes: read through their uint8 form
+  std::set<const ir::Node*> skip;    // explicit QuantizeLinear nodes a conv took over
   int convs = 0, pools = 0;
 
   bool quantized(int t) const { return t >= 0 && g.t(t).quant.per_tensor() && g.t(t).quant.qtype == DType::u8; }
@@ -112,6 +115,7 @@ struct Lowering {
 
   // The tensor as float (a Dequantize node the first time a lowered one is read by float code).
   int as_f32(int t) {
+    if (rounded.count(t)) return as_f32(u8_of.at(t));
     if (!is_u8(t)) return t;
     auto it = f32_of.find(t);
     if (it != f32_of.end()) return it->second;
@@ -204,16 +208,52 @@ struct Lowering {
     std::vector<int64_t> pad(ic);
     for (int64_t c = 0; c < ic; ++c) pad[c] = std::clamp<int64_t>(std::llround(zx[c]), 0, 255);
 
-    const int y = n.outputs[0], res = n.in(3);
+    int y = n.outputs[0];
+    const int res = n.in(3);
     const auto act = static_cast<kernels::Act>(n.i("act", 0));
     const bool act_int8 = act == kernels::Act::none || act == kernels::Act::relu || act == kernels::Act::clip;
-    const bool u8_out = quantized(y) && act_int8 && !g.is_graph_output(y) && (res < 0 || quantized(res) || is_u8(res)) &&
-                        wants_u8(y);
+    const bool res_ok = res < 0 || quantized(res) || is_u8(res);
+    // An explicit QuantizeLinear to uint8 as the conv's only reader (a QDQ model's output pair):
+    // the conv writes its integers directly and the node goes.
+    bool to_q = false;
+    if (act_int8 && res_ok && consumers[y].size() == 1 && !g.is_graph_output(y)) {
+      const ir::Node& q = nodes[consumers[y][0]];
+      const int yq = q.outputs.empty() ? -1 : q.outputs[0];
+      if (q.op == Op::QuantizeLinear && yq >= 0 && g.t(yq).dtype == DType::u8 && q.in(1) >= 0 &&
+          g.t(q.in(1)).is_const() && g.t(q.in(1)).dtype == DType::f32 && g.t(q.in(1)).numel() == 1 &&
+          g.t(q.in(1)).as<float>()[0] > 0.f &&
+          (q.in(2) < 0 || (g.t(q.in(2)).is_const() && g.t(q.in(2)).dtype == DType::u8 && g.t(q.in(2)).numel() == 1))) {
+        ir::QuantParams qp;
+        qp.scale = {g.t(q.in(1)).as<float>()[0]};
+        qp.zero_point = {q.in(2) >= 0 ? g.t(q.in(2)).as<uint8_t>()[0] : 0};
+        qp.qtype = DType::u8;
+        g.t(yq).quant = qp;
+        skip.insert(&q);
+        n.outputs[0] = y = yq;
+        to_q = true;
+      }
+    }
+    const bool u8_out = quantized(y) && act_int8 && res_ok && (to_q || (!g.is_graph_output(y) && wants_u8(y)));
     std::vector<float> scale(oc);
+    // A QDQ model's roundings inside the fused conv (fuse_epilogue): its own output's grid
+    // before the residual (1), the grid before the activation (2).
+    float mid_s[2] = {0.f, 0.f}, mid_z[2] = {0.f, 0.f};
+    bool mid[2] = {false, false};
+    for (int m = 0; m < 2; ++m) {
+      auto it = n.attrs.find(m == 0 ? "qdq_mid1" : "qdq_mid2");
+      if (it == n.attrs.end()) continue;
+      mid[m] = it->second.floats_v.size() == 2 && it->second.floats_v[0] > 0.f;
+      if (mid[m]) mid_s[m] = it->second.floats_v[0], mid_z[m] = it->second.floats_v[1];
+      n.attrs.erase(it);
+    }
+    mid[0] = mid[0] && res >= 0;
     if (u8_out) {
       const float sy = g.t(y).quant.scale[0];
       const int32_t zy = g.t(y).quant.zero_point[0];
-      for (int64_t k = 0; k < oc; ++k) scale[k] = sx * sw[k] / sy;
+      const float after_res = mid[1] ? mid_s[1] : sy, first = mid[0] ? mid_s[0] : after_res;
+      for (int64_t k = 0; k < oc; ++k) scale[k] = sx * sw[k] / first;
+      if (mid[0]) n.set_floats("q_mid1", {-mid_z[0], 255.f - mid_z[0], mid_s[0] / after_res});
+      if (mid[1]) n.set_floats("q_mid2", {-mid_z[1], 255.f - mid_z[1], mid_s[1] / sy});
       float lo = static_cast<float>(-zy), hi = static_cast<float>(255 - zy);
       if (act == kernels::Act::relu) lo = std::max(lo, 0.f);
       if (act == kernels::Act::clip) {
@@ -224,7 +264,7 @@ struct Lowering {
       n.set_f("q_lo", lo);
       n.set_f("q_hi", std::max(lo, hi));
       if (res >= 0) {
-        n.set_f("q_res_scale", g.t(res).quant.scale[0] / sy);
+        n.set_f("q_res_scale", g.t(res).quant.scale[0] / after_res);
         n.set_i("q_res_zp", g.t(res).quant.zero_point[0]);
         n.inputs[3] = as_u8(res);
       }
@@ -238,10 +278,7 @@ struct Lowering {
     }
     if (!image) n.inputs[0] = as_u8(n.inputs[0]);
     n.attrs.erase("src_offset");
-    ir::Attr sa;
-    sa.kind = ir::Attr::floats;
-    sa.floats_v = scale;
-    n.attrs["q_scale"] = sa;
+    n.set_floats("q_scale", scale);
     n.set_ints("q_pad", pad);
     AlignedBytes wb(wq.size());
     std::memcpy(wb.data(), wq.data(), wq.size());
@@ -277,6 +314,7 @@ struct Lowering {
     nodes = std::move(g.nodes);
     g.nodes.clear();
     for (ir::Node& n : nodes) {
+      if (skip.count(&n)) continue;
       if (n.op == Op::Conv) {
         const std::string why = conv_blocker(n);
         if (why.empty()) {
@@ -298,9 +336,18 @@ struct Lowering {
         continue;
       }
       // Float code: uint8 tensors this pass made are read through a Dequantize.
-      for (int& in : n.inputs)
-        if (in >= 0 && is_u8(in)) in = as_f32(in);
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] >= 0 && !(n.op == Op::DequantizeLinear && i == 0)) n.inputs[i] = as_f32(n.inputs[i]);
+      std::vector<int> outs = n.outputs;
       out.push_back(std::move(n));
+      // A QDQ model's quantization of a float op's output still rounds it (a Quantize here;
+      // float readers get it back through a Dequantize).
+      if (ctx.qdq_model)
+        for (int o : outs)
+          if (o >= 0 && quantized(o) && g.t(o).dtype == DType::f32 && !g.is_graph_output(o)) {
+            as_u8(o);
+            rounded.insert(o);
+          }
     }
     g.nodes = std::move(out);
     ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions and " + std::to_string(pools) +

@@ -27,6 +27,9 @@ struct PassContext {
   // false: residual Adds stay separate nodes (a calibration plan measures the conv's own
   // output too, which a QDQ export quantizes).
   bool fuse_residual = true;
+  // Set by fold_qdq when the model carries its own activation quantization: every quantized
+  // tensor is then rounded to its grid, as the model specifies, even between float ops.
+  bool qdq_model = false;
   int64_t batch = 1;        // value for a symbolic leading input dim
   bool optimize = true;     // false: only what the reference executor needs
   std::string log;          // kernel-selection notes ("why didn't X run")

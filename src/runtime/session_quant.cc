@@ -54,14 +54,24 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
   a.bias = static_cast<const int32_t*>(at(n.in(2)));
   a.scale = scale->second.floats_v.data();
   a.residual = at(n.in(3));
-  a.res_scale = n.f("q_res_scale", 1.f);
-  a.res_zp = static_cast<int32_t>(n.i("q_res_zp", 0));
   a.dst = at(n.outputs[0]);
-  a.zp = static_cast<int32_t>(n.i("q_zp", 0));
-  a.lo = n.f("q_lo", 0.f);
-  a.hi = n.f("q_hi", 255.f);
-  if (!st->qp.out_f32 && !(a.lo >= -a.zp && a.hi <= 255 - a.zp && a.lo <= a.hi))
+  kernels::QRequant& rq = a.rq;
+  rq.res_scale = n.f("q_res_scale", 1.f);
+  rq.res_zp = static_cast<int32_t>(n.i("q_res_zp", 0));
+  rq.zp = static_cast<int32_t>(n.i("q_zp", 0));
+  rq.lo = n.f("q_lo", 0.f);
+  rq.hi = n.f("q_hi", 255.f);
+  if (!st->qp.out_f32 && !(rq.lo >= -rq.zp && rq.hi <= 255 - rq.zp && rq.lo <= rq.hi))
     return Err("plan is corrupt: int8 conv %s has a clamp outside uint8", n.name.c_str());
+  for (int m = 0; m < 2; ++m) {  // the intermediate roundings of a QDQ model: lo, hi, scale
+    auto it = n.attrs.find(m == 0 ? "q_mid1" : "q_mid2");
+    if (it == n.attrs.end()) continue;
+    const std::vector<float>& v = it->second.floats_v;
+    if (v.size() != 3 || !(v[0] <= v[1]) || v[0] < -255.f || v[1] > 255.f)
+      return Err("plan is corrupt: int8 conv %s has a bad intermediate rounding", n.name.c_str());
+    rq.mid |= 1 << m;
+    rq.mid_lo[m] = v[0], rq.mid_hi[m] = v[1], rq.mid_scale[m] = v[2];
+  }
   a.ep.act = static_cast<kernels::Act>(n.i("act", 0));
   a.ep.a = n.f("act_a", 0.f);
   a.ep.b = n.f("act_b", 0.f);

@@ -59,7 +59,7 @@ void run(benchmark::State& state, const QConvKernel* k, Layer l, int threads) {
   k->pack(qp, w.data(), packed.data());
   QConvArgs a;
   a.src = src.data(), a.pad = zx.data(), a.weights = packed.data(), a.bias = folded.data(), a.scale = scale.data();
-  a.dst = dst.data(), a.zp = 0, a.lo = 0.f, a.hi = 255.f, a.workspace = ws.data();
+  a.dst = dst.data(), a.workspace = ws.data();
   ThreadPool pool = make_thread_pool(threads);
   for (auto _ : state) {
     k->run(qp, a, pool.get());

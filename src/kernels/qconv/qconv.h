@@ -6,8 +6,14 @@
 //     g = k / ocg; x u8, w s8, acc int32 (exact); out-of-image reads of x are pad[g*icg + c].
 //   The zero points live in bias and pad, so kernels multiply raw bytes:
 //     bias[k] = b[k] - sum_{c,ky,kx} zx[c] * w[k,c,ky,kx]   (qconv_fold_bias), pad[c] = zx[c].
-//   u8 output:  t = float(acc) * scale[k];  with a residual  t = t + (float(r) - res_zp) * res_scale;
+//   u8 output:  t = float(acc) * scale[k]
+//               [mid 1]    t = rne(min(max(t, mid_lo[0]), mid_hi[0])) * mid_scale[0]
+//               [residual] t = t + (float(r) - res_zp) * res_scale
+//               [mid 2]    t = rne(min(max(t, mid_lo[1]), mid_hi[1])) * mid_scale[1]
 //               t = min(max(t, lo), hi);  dst = rne(t) + zp        (lo >= -zp, hi <= 255 - zp)
+//     The mid steps round to the uint8 grids a QDQ model puts on the conv's own output (before
+//     its residual add) and before its activation, so a fused conv computes what the model
+//     specifies; calibrated plans have none.
 //   f32 output: t = float(acc) * scale[k];  with a residual  t = t + r (float);  dst = act(t)
 // Every kernel does these float operations in this order (no fused multiply-add: the family's
 // files are built with -ffp-contract=off), so all of them give the reference's bytes exactly.
@@ -29,18 +35,25 @@ struct QConvParams {
   int out_f32 = 0;  // 1: dst (and residual) are float, dequantized; 0: u8
 };
 
+// The u8 output's requantization (see the contract above).
+struct QRequant {
+  float res_scale = 1.f;
+  int32_t res_zp = 0;
+  int mid = 0;  // bit i: mid step i+1 applies
+  float mid_lo[2] = {0.f, 0.f}, mid_hi[2] = {0.f, 0.f}, mid_scale[2] = {1.f, 1.f};
+  float lo = 0.f, hi = 255.f;
+  int32_t zp = 0;
+};
+
 struct QConvArgs {
   const uint8_t* src = nullptr;
   const uint8_t* pad = nullptr;   // [ic]: what out-of-image taps read (the input zero point)
   const void* weights = nullptr;  // packed by the kernel's pack()
   const int32_t* bias = nullptr;  // [oc], zero points folded in (never null)
   const float* scale = nullptr;   // [oc]
-  const void* residual = nullptr; // u8 like dst (res_zp, res_scale) or float with out_f32; or null
-  float res_scale = 1.f;
-  int32_t res_zp = 0;
+  const void* residual = nullptr; // u8 like dst (rq.res_zp, rq.res_scale) or float with out_f32; or null
   void* dst = nullptr;
-  int32_t zp = 0;                 // u8 output: zero point and clamp (activation folded in)
-  float lo = 0.f, hi = 255.f;
+  QRequant rq;                    // u8 output
   Epilogue ep;                    // f32 output: activation
   void* workspace = nullptr;      // workspace_bytes(), 64-byte aligned
 };
@@ -69,8 +82,8 @@ void qconv_fold_bias(const ConvParams& p, const int8_t* w_oihw, const int32_t* b
 // The epilogue on n accumulators (bias already added), in the contract's order: the reference
 // uses it, and the vector kernels for ragged tails. Out of line and built without ISA flags, so
 // no instruction-set file holds a copy for the linker to pick. `res` may be null.
-void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, float res_scale,
-                     int32_t res_zp, float lo, float hi, int32_t zp, uint8_t* dst);
+void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, const QRequant& rq,
+                     uint8_t* dst);
 void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float* res, const Epilogue& ep,
                      float* dst);
 
@@ -78,7 +91,7 @@ void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float*
 // sum (x - zx[c]) * w, padding contributing nothing), then the contract's epilogue.
 // dst/residual are u8 NCHW, or float NCHW with out_f32.
 void qconv_ref_nchw(const QConvParams&, const uint8_t* src, const uint8_t* zx, const int8_t* w_oihw,
-                    const int32_t* bias, const float* scale, const void* residual, float res_scale,
-                    int32_t res_zp, int32_t zp, float lo, float hi, const Epilogue& ep, void* dst);
+                    const int32_t* bias, const float* scale, const void* residual, const QRequant& rq,
+                    const Epilogue& ep, void* dst);
 
 }  // namespace systolic::kernels

@@ -160,8 +160,7 @@ SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], cons
           T::dequant(v, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
         } else {
           const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
-          T::requant(v, scale, r, a.res_scale, a.res_zp, a.lo, a.hi, a.zp,
-                     static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
+          T::requant(v, scale, r, a.rq, static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
         }
       } else {
         alignas(64) int32_t tmp[W];
@@ -172,8 +171,7 @@ SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], cons
           qconv_dequant_n(tmp, n, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
         } else {
           const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
-          qconv_requant_n(tmp, n, scale, r, a.res_scale, a.res_zp, a.lo, a.hi, a.zp,
-                          static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
+          qconv_requant_n(tmp, n, scale, r, a.rq, static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
         }
       }
     }

@@ -20,13 +20,16 @@ void qconv_fold_bias(const ConvParams& p, const int8_t* w, const int32_t* bias, 
   }
 }
 
-void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, float res_scale,
-                     int32_t res_zp, float lo, float hi, int32_t zp, uint8_t* dst) {
+void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, const QRequant& rq,
+                     uint8_t* dst) {
+  auto mid = [&](float t, int m) { return std::nearbyint(std::fmin(std::fmax(t, rq.mid_lo[m]), rq.mid_hi[m])) * rq.mid_scale[m]; };
   for (int i = 0; i < n; ++i) {
     float t = static_cast<float>(acc[i]) * scale[i];
-    if (res) t = t + (static_cast<float>(res[i]) - static_cast<float>(res_zp)) * res_scale;
-    t = std::fmin(std::fmax(t, lo), hi);
-    dst[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + zp);
+    if (rq.mid & 1) t = mid(t, 0);
+    if (res) t = t + (static_cast<float>(res[i]) - static_cast<float>(rq.res_zp)) * rq.res_scale;
+    if (rq.mid & 2) t = mid(t, 1);
+    t = std::fmin(std::fmax(t, rq.lo), rq.hi);
+    dst[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + rq.zp);
   }
 }
 
@@ -40,8 +43,8 @@ void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float*
 }
 
 void qconv_ref_nchw(const QConvParams& qp, const uint8_t* src, const uint8_t* zx, const int8_t* w,
-                    const int32_t* bias, const float* scale, const void* residual, float res_scale, int32_t res_zp,
-                    int32_t zp, float lo, float hi, const Epilogue& ep, void* dst) {
+                    const int32_t* bias, const float* scale, const void* residual, const QRequant& rq,
+                    const Epilogue& ep, void* dst) {
   const ConvParams& p = qp.conv;
   const int icg = p.ic / p.groups, ocg = p.oc / p.groups;
   for (int n = 0; n < p.n; ++n)
@@ -67,7 +70,7 @@ void qconv_ref_nchw(const QConvParams& qp, const uint8_t* src, const uint8_t* zx
             qconv_dequant_n(&a, 1, scale + k, r, ep, static_cast<float*>(dst) + o);
           } else {
             const uint8_t* r = residual ? static_cast<const uint8_t*>(residual) + o : nullptr;
-            qconv_requant_n(&a, 1, scale + k, r, res_scale, res_zp, lo, hi, zp, static_cast<uint8_t*>(dst) + o);
+            qconv_requant_n(&a, 1, scale + k, r, rq, static_cast<uint8_t*>(dst) + o);
           }
         }
     }
@@ -116,8 +119,7 @@ void ref_run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           qconv_dequant_n(&acc, 1, a.scale + k, res, a.ep, static_cast<float*>(a.dst) + pix * ds + k);
         } else {
           const uint8_t* res = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * rs + k : nullptr;
-          qconv_requant_n(&acc, 1, a.scale + k, res, a.res_scale, a.res_zp, a.lo, a.hi, a.zp,
-                          static_cast<uint8_t*>(a.dst) + pix * ds + k);
+          qconv_requant_n(&acc, 1, a.scale + k, res, a.rq, static_cast<uint8_t*>(a.dst) + pix * ds + k);
         }
       }
     }

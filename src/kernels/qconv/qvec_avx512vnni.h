@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/epilogue.h"
+#include "kernels/qconv/qconv.h"
 
 namespace systolic::kernels {
 
@@ -30,15 +31,23 @@ struct QVecAvx512Vnni {
   static V dot(V acc, V a, V b) { return _mm512_dpbusd_epi32(acc, a, b); }
   static void widen(const uint8_t* s, uint8_t* d, int n) { std::memcpy(d, s, n); }
 
-  static void requant(V acc, const float* scale, const uint8_t* res, float res_scale, int32_t res_zp, float lo,
-                      float hi, int32_t zp, uint8_t* dst) {
+  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
+  static __m512 mid(__m512 t, const QRequant& rq, int m) {
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.mid_lo[m])), _mm512_set1_ps(rq.mid_hi[m]));
+    return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                         _mm512_set1_ps(rq.mid_scale[m]));
+  }
+
+  static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
     __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
+    if (rq.mid & 1) t = mid(t, rq, 0);
     if (res) {
       const __m512 r = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(res))));
-      t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(r, _mm512_set1_ps(float(res_zp))), _mm512_set1_ps(res_scale)));
+      t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(r, _mm512_set1_ps(float(rq.res_zp))), _mm512_set1_ps(rq.res_scale)));
     }
-    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(lo)), _mm512_set1_ps(hi));
-    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(zp));
+    if (rq.mid & 2) t = mid(t, rq, 1);
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.lo)), _mm512_set1_ps(rq.hi));
+    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(rq.zp));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
   }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/epilogue.h"
+#include "kernels/qconv/qconv.h"
 
 namespace systolic::kernels {
 
@@ -20,15 +21,22 @@ struct QEpilogueAvx2 {
   static void store32(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
   static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
 
-  static void requant(V acc, const float* scale, const uint8_t* res, float res_scale, int32_t res_zp, float lo,
-                      float hi, int32_t zp, uint8_t* dst) {
+  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
+  static __m256 mid(__m256 t, const QRequant& rq, int m) {
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(rq.mid_lo[m])), _mm256_set1_ps(rq.mid_hi[m]));
+    return _mm256_mul_ps(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm256_set1_ps(rq.mid_scale[m]));
+  }
+
+  static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
+    if (rq.mid & 1) t = mid(t, rq, 0);
     if (res) {
       const __m256 r = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(res))));
-      t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(r, _mm256_set1_ps(float(res_zp))), _mm256_set1_ps(res_scale)));
+      t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(r, _mm256_set1_ps(float(rq.res_zp))), _mm256_set1_ps(rq.res_scale)));
     }
-    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(lo)), _mm256_set1_ps(hi));
-    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), _mm256_set1_epi32(zp));
+    if (rq.mid & 2) t = mid(t, rq, 1);
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(rq.lo)), _mm256_set1_ps(rq.hi));
+    const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), _mm256_set1_epi32(rq.zp));
     const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packus_epi16(w16, w16));
   }

@@ -49,6 +49,7 @@ struct Options {
   int zx = 128;              // input zero point (-1: a different one per channel)
   int zp = 128;              // output zero point
   bool residual = false, out_f32 = false, relu = false;
+  int mid = 0;  // QRequant::mid: the intermediate roundings of a QDQ model's fused conv
   int src_pad = 0, dst_pad = 0, res_pad = 0;  // extra channels around the slice (pixel stride)
   int threads = 1;
 };
@@ -84,16 +85,21 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
     scale[k] = u(rng) * 90.f / (5400.f * std::sqrt(float(K)));
   }
   for (auto& v : res_f) v = u(rng) - 1.25f;
-  const float res_scale = 0.37f;
-  const int32_t res_zp = 100;
-  const float lo = o.relu ? 0.f : float(-o.zp), hi = float(255 - o.zp);
+  QRequant rq;
+  rq.res_scale = 0.37f;
+  rq.res_zp = 100;
+  rq.lo = o.relu ? 0.f : float(-o.zp);
+  rq.hi = float(255 - o.zp);
+  rq.zp = o.zp;
+  rq.mid = o.mid;
+  rq.mid_lo[0] = -77.f, rq.mid_hi[0] = 178.f, rq.mid_scale[0] = 1.3f;  // zero point 77, a finer next grid
+  rq.mid_lo[1] = -3.f, rq.mid_hi[1] = 252.f, rq.mid_scale[1] = 0.6f;
   Epilogue ep;
   if (o.relu) ep.act = Act::relu;
   const void* res_nchw = !o.residual ? nullptr : o.out_f32 ? static_cast<const void*>(res_f.data()) : res_u8.data();
   const std::size_t esz = o.out_f32 ? 4 : 1;
   std::vector<uint8_t> want(res_u8.size() * esz);
-  qconv_ref_nchw(qp, src.data(), zx.data(), w.data(), bias.data(), scale.data(), res_nchw, res_scale, res_zp, o.zp, lo,
-                 hi, ep, want.data());
+  qconv_ref_nchw(qp, src.data(), zx.data(), w.data(), bias.data(), scale.data(), res_nchw, rq, ep, want.data());
 
   // The oracle's outputs spread over many values (a test of all-saturated outputs proves little).
   if (!o.out_f32 && want.size() >= 512) {
@@ -142,12 +148,8 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
     a.bias = folded.data();
     a.scale = scale.data();
     a.residual = o.residual ? res_nhwc.data() + o.res_pad * esz : nullptr;
-    a.res_scale = res_scale;
-    a.res_zp = res_zp;
+    a.rq = rq;
     a.dst = dst.data() + o.dst_pad * esz;
-    a.zp = o.zp;
-    a.lo = lo;
-    a.hi = hi;
     a.ep = ep;
     a.workspace = ws.data();
     kern.run(p, a, pool.get());
@@ -230,6 +232,19 @@ TEST(QConv, ResidualReluAndSlices) {
   check({1, 64, 5, 5, 64}, o);
   o.zp = 0;
   check({1, 32, 4, 4, 17, 1, 1, 2}, o);
+}
+
+// A QDQ model's fused conv: rounding to the conv's own grid before the residual, and to the
+// sum's grid before the activation.
+TEST(QConv, IntermediateRoundings) {
+  for (int mid : {1, 2, 3}) {
+    Options o;
+    o.mid = mid;
+    o.residual = mid != 2;
+    o.relu = true;
+    check({1, 32, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1}, o, unsigned(mid));
+    check({2, 64, 5, 5, 64}, o, unsigned(mid + 7));
+  }
 }
 
 TEST(QConv, FloatOutput) {
