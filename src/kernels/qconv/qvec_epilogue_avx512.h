@@ -1,0 +1,61 @@
+// The int8 conv epilogue on 16 int32 lanes (AVX-512F): bias add, requantization to u8 or
+// dequantization to float, in the family contract's order. Shared by the AVX512-VNNI traits and
+// the AVX-512 depthwise kernel; include only from files built with AVX-512.
+#pragma once
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/epilogue.h"
+#include "kernels/qconv/qconv.h"
+
+namespace systolic::kernels {
+
+void apply_act_n(const Epilogue& e, float* x, int n);
+
+struct QEpilogueAvx512 {
+  using V = __m512i;
+  static constexpr int W = 16;
+  static V zero() { return _mm512_setzero_si512(); }
+  static V load32(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static void store32(int32_t* p, V v) { _mm512_storeu_si512(p, v); }
+  static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
+
+  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
+  static __m512 mid(__m512 t, const QRequant& rq, int m) {
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.mid_lo[m])), _mm512_set1_ps(rq.mid_hi[m]));
+    return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                         _mm512_set1_ps(rq.mid_scale[m]));
+  }
+
+  static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
+    __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
+    if (rq.mid & 1) t = mid(t, rq, 0);
+    if (res) {
+      const __m512 r = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(res))));
+      t = _mm512_add_ps(t,
+                        _mm512_mul_ps(_mm512_sub_ps(r, _mm512_set1_ps(float(rq.res_zp))), _mm512_set1_ps(rq.res_scale)));
+    }
+    if (rq.mid & 2) t = mid(t, rq, 1);
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.lo)), _mm512_set1_ps(rq.hi));
+    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(rq.zp));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
+  }
+
+  static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
+    __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
+    if (res) t = _mm512_add_ps(t, _mm512_loadu_ps(res));
+    switch (ep.act) {
+      case Act::none: break;
+      case Act::relu: t = _mm512_max_ps(t, _mm512_setzero_ps()); break;
+      case Act::clip: t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(ep.a)), _mm512_set1_ps(ep.b)); break;
+      default:
+        _mm512_storeu_ps(dst, t);
+        apply_act_n(ep, dst, W);
+        return;
+    }
+    _mm512_storeu_ps(dst, t);
+  }
+};
+
+}  // namespace systolic::kernels
