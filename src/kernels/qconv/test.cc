@@ -305,5 +305,102 @@ TEST(QConv, EveryRunnableKernelRuns) {
   }
 }
 
+// Depthwise convolutions (groups == ic == oc): the dw kernels' fast tiles (3x3 and 5x5, stride 1
+// and 2), their per-pixel path (borders, dilations, other kernels) and ragged channel tails.
+TEST(QConvDepthwise, Channels) {
+  for (int c : {1, 7, 16, 17, 24, 32, 33, 144, 960})
+    EXPECT_GE(check({1, c, 9, 11, c, 3, 3, 1, 1, 1, 1, 1, 1, c}, {}, unsigned(c)), 1);
+}
+
+TEST(QConvDepthwise, StridesPadsDilations) {
+  for (int c : {16, 33}) {
+    check({1, c, 11, 13, c, 3, 3, 2, 1, 1, 1, 1, 1, c});  // stride 2, odd sizes
+    check({1, c, 12, 12, c, 3, 3, 2, 1, 0, 0, 1, 1, c});  // stride 2, pads bottom/right only
+    check({2, c, 13, 10, c, 5, 5, 1, 1, 2, 2, 2, 2, c});  // 5x5, batch 2
+    check({1, c, 15, 14, c, 5, 5, 2, 1, 2, 2, 2, 2, c});  // 5x5 stride 2
+    check({1, c, 7, 31, c, 5, 5, 2, 1, 2, 2, 2, 2, c});  // 5x5 stride 2, rows of whole tiles
+    check({1, c, 4, 40, c, 3, 3, 1, 1, 1, 1, 1, 1, c});  // 3x3, rows of whole tiles
+    check({1, c, 12, 11, c, 3, 3, 1, 2, 2, 2, 2, 2, c});  // dilation 2
+    check({1, c, 9, 9, c, 3, 3, 1, 1, 0, 0, 0, 0, c});  // no pads
+    check({1, c, 6, 17, c, 3, 3, 1, 1, 2, 2, 2, 2, c});  // pads past the kernel: whole pad rows
+    check({1, c, 10, 10, c, 3, 5, 1, 1, 1, 2, 1, 2, c});  // 3x5
+    check({1, c, 13, 13, c, 7, 7, 3, 1, 3, 3, 3, 3, c});  // 7x7 stride 3
+    check({1, c, 2, 3, c, 3, 3, 1, 1, 1, 1, 1, 1, c});  // smaller than a tile
+    check({2, c, 1, 1, c, 1, 1, 1, 1, 0, 0, 0, 0, c});  // 1x1
+  }
+}
+
+TEST(QConvDepthwise, ZeroPoints) {
+  for (int zx : {0, 128, 255, -1})
+    for (int zp : {0, 128, 255}) {
+      Options o;
+      o.zx = zx;
+      o.zp = zp;
+      check({1, 40, 8, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 40}, o, unsigned(zx * 7 + zp));
+      check({2, 17, 9, 9, 17, 5, 5, 2, 1, 2, 2, 2, 2, 17}, o, unsigned(zx * 5 + zp));
+    }
+}
+
+TEST(QConvDepthwise, ResidualMidAndSlices) {
+  for (int mid : {0, 1, 2, 3}) {
+    Options o;
+    o.residual = true;
+    o.relu = mid != 0;
+    o.mid = mid;
+    o.src_pad = 3;
+    o.dst_pad = 5;
+    o.res_pad = 2;
+    check({1, 48, 7, 9, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48}, o, unsigned(mid));
+    check({2, 25, 9, 8, 25, 3, 3, 2, 1, 1, 1, 1, 1, 25}, o, unsigned(mid + 4));
+    o.residual = false;
+    check({1, 33, 8, 8, 33, 5, 5, 1, 1, 2, 2, 2, 2, 33}, o, unsigned(mid + 8));
+  }
+}
+
+TEST(QConvDepthwise, FloatOutput) {
+  Options o;
+  o.out_f32 = true;
+  check({1, 32, 7, 7, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32}, o);
+  o.residual = true;
+  o.relu = true;
+  o.dst_pad = 1;
+  o.res_pad = 3;
+  check({2, 41, 9, 10, 41, 3, 3, 2, 1, 1, 1, 1, 1, 41}, o);
+  check({1, 17, 8, 8, 17, 3, 3, 1, 2, 2, 2, 2, 2, 17}, o);
+}
+
+TEST(QConvDepthwise, Threads) {
+  Options o;
+  o.threads = 2;
+  check({1, 960, 7, 7, 960, 3, 3, 1, 1, 1, 1, 1, 1, 960}, o);  // few rows: split into channel chunks
+  check({2, 144, 12, 12, 144, 3, 3, 2, 1, 1, 1, 1, 1, 144}, o);
+  check({1, 33, 16, 16, 33, 5, 5, 1, 1, 2, 2, 2, 2, 33}, o);
+}
+
+// The depthwise kernel is the one dispatch picks here, it ran above, and it turns down the rest.
+TEST(QConvDepthwise, KernelRunsAndRejects) {
+  const bool avx2 = host_cpu().has_avx2_fma();
+  ran_names().clear();
+  check({1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16});
+  const char* want = host_cpu().has_avx512() ? "qconv_u8s8_dw_avx512" : "qconv_u8s8_dw_avx2";
+  if (avx2) {
+    EXPECT_TRUE(ran_names().count(want)) << want << " never ran";
+  }
+  QConvParams p;
+  p.conv = make({1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16});
+  if (avx2) {
+    EXPECT_STREQ(qconv_select(p, host_cpu())->name, want);
+  }
+  std::string why;
+  p.conv = make({1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 16});  // channel multiplier 2
+  CpuFeatures cpu = host_cpu();
+  cpu.avx2 = cpu.fma = true;
+  EXPECT_FALSE(qconv_find("qconv_u8s8_dw_avx2")->accepts(p, cpu, &why));
+  EXPECT_EQ(why, "not depthwise (groups == ic == oc)");
+  p.conv = make({1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 4});
+  EXPECT_FALSE(qconv_find("qconv_u8s8_dw_avx2")->accepts(p, cpu, &why));
+  EXPECT_EQ(why, "not depthwise (groups == ic == oc)");
+}
+
 }  // namespace
 }  // namespace systolic::kernels
