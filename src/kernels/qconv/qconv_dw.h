@@ -217,57 +217,67 @@ void pixel_channels(const Ctx& x, int n_img, int oy, int ox, int c0, int c1) {
   for (; c < c1; c += W) pixel<T, 1>(x, n_img, oy, ox, c, std::min(W, c1 - c));
 }
 
-// OX adjacent outputs of NV channel vectors. q[ky]: the input column of the first output's
-// first tap in tap row ky, at channel c; st[ky]: bytes between columns of that row (0 for a row
-// outside the image, whose q points at the pad bytes). FULL: every st is ss.
+// OX adjacent outputs, `steps` steps of NV channel vectors from channel c on. q[ky]: the input
+// column of the first output's first tap in tap row ky (channel 0); st[ky]: bytes between
+// columns of that row (0 for a row outside the image, whose q points at the pad bytes). FULL:
+// every st is ss.
 template <class T, int KH, int KW, int S, int OX, int NV, bool FULL, bool PLAIN>
 SYSTOLIC_INLINE void tile(const Out& out, long ss, const uint8_t* const (&q)[KH], const long (&st)[KH],
-                          const int16_t* w, long pix, int c) {
+                          const int16_t* w, long block, long pix, int c, int steps) {
   using V = typename T::V;
   constexpr int W = T::W, CB = 2 * W, P = (KH + 1) / 2, NX = (OX - 1) * S + KW;
-  V acc[OX][NV];
-  {
-    V b[NV];
-    load_lanes<T, NV>(out.bias + c, b);
+  uint8_t* d = static_cast<uint8_t*>(out.dst) + pix * out.ds;
+  for (int step = 0; step < steps; ++step, c += NV * W, w += block) {
+    V acc[OX][NV];
+    {
+      V b[NV];
+      load_lanes<T, NV>(out.bias + c, b);
 #pragma GCC unroll 8
-    for (int o = 0; o < OX; ++o)
+      for (int o = 0; o < OX; ++o)
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) acc[o][v] = b[v];
-  }
-#pragma GCC unroll 4
-  for (int pr = 0; pr < P; ++pr) {
-    constexpr bool kOdd = KH % 2 == 1;
-    const bool single = kOdd && pr == P - 1;
-    const int ra = 2 * pr, rb = single ? ra : ra + 1;
-    const long sa = FULL ? ss : st[ra], sb = FULL ? ss : st[rb];
-    // Column bases every 3 columns, opaque to the optimizer: columns are then addressed as
-    // base + {0,1,2} * stride rather than as precomputed offsets spilled to the stack.
-    const uint8_t* qa[(NX + 2) / 3];
-    const uint8_t* qb[(NX + 2) / 3];
-#pragma GCC unroll 8
-    for (int i = 0; i < (NX + 2) / 3; ++i) {
-      qa[i] = q[ra] + 3 * i * sa;
-      qb[i] = q[rb] + 3 * i * sb;
-      asm("" : "+r"(qa[i]), "+r"(qb[i]));
+        for (int v = 0; v < NV; ++v) acc[o][v] = b[v];
     }
-#pragma GCC unroll 16
-    for (int xx = 0; xx < NX; ++xx) {
-      V col[NV];
-      if (single) T::template singles<NV>(qa[xx / 3] + (xx % 3) * sa, col);
-      else T::template pairs<NV>(qa[xx / 3] + (xx % 3) * sa, qb[xx / 3] + (xx % 3) * sb, col);
+#pragma GCC unroll 4
+    for (int pr = 0; pr < P; ++pr) {
+      constexpr bool kOdd = KH % 2 == 1;
+      const bool single = kOdd && pr == P - 1;
+      const int ra = 2 * pr, rb = single ? ra : ra + 1;
+      const long sa = FULL ? ss : st[ra], sb = FULL ? ss : st[rb];
+      // Column bases every 3 columns, opaque to the optimizer: columns are then addressed as
+      // base + {0,1,2} * stride rather than as precomputed offsets spilled to the stack.
+      const uint8_t* qa[(NX + 2) / 3];
+      const uint8_t* qb[(NX + 2) / 3];
 #pragma GCC unroll 8
-      for (int o = 0; o < OX; ++o) {
-        const int kx = xx - o * S;
-        if (kx < 0 || kx >= KW) continue;
+      for (int i = 0; i < (NX + 2) / 3; ++i) {
+        qa[i] = q[ra] + c + 3 * i * sa;
+        qb[i] = q[rb] + c + 3 * i * sb;
+        asm("" : "+r"(qa[i]), "+r"(qb[i]));
+      }
+#pragma GCC unroll 16
+      for (int xx = 0; xx < NX; ++xx) {
+        V col[NV];
+        if (single) T::template singles<NV>(qa[xx / 3] + (xx % 3) * sa, col);
+        else T::template pairs<NV>(qa[xx / 3] + (xx % 3) * sa, qb[xx / 3] + (xx % 3) * sb, col);
+#pragma GCC unroll 8
+        for (int o = 0; o < OX; ++o) {
+          const int kx = xx - o * S;
+          if (kx < 0 || kx >= KW) continue;
 #pragma GCC unroll 2
-        for (int v = 0; v < NV; ++v) acc[o][v] = T::madd(acc[o][v], col[v], w + ((kx * P + pr) * CB + v * W) * 2);
+          for (int v = 0; v < NV; ++v) acc[o][v] = T::madd(acc[o][v], col[v], w + ((kx * P + pr) * CB + v * W) * 2);
+        }
       }
     }
-  }
-  V sc[NV] = {};
-  if constexpr (PLAIN && NV == 2) load_lanes<T, NV>(reinterpret_cast<const int32_t*>(out.scale + c), sc);
+    if constexpr (PLAIN && NV == 2) {
+      V sc[NV];
+      load_lanes<T, NV>(reinterpret_cast<const int32_t*>(out.scale + c), sc);
 #pragma GCC unroll 8
-  for (int o = 0; o < OX; ++o) store<T, NV, PLAIN>(out, acc[o], sc, pix + o, c);
+      for (int o = 0; o < OX; ++o) T::requant2(acc[o], sc, out.rq, d + o * out.ds + c);
+    } else {
+      const V none[NV] = {};
+#pragma GCC unroll 8
+      for (int o = 0; o < OX; ++o) store<T, NV, PLAIN>(out, acc[o], none, pix + o, c);
+    }
+  }
 }
 
 // One output whose window leaves the image horizontally, NV channel vectors: col[ky][kx] is
@@ -310,19 +320,13 @@ SYSTOLIC_INLINE void tiles(const Ctx& x, const Out& out, const Rows<KH>& r, int 
   const ConvParams& p = x.qp.conv;
   const long ix0 = long(ox) * S - p.pad_l;
   const long pix = (long(n_img) * p.oh + oy) * p.ow + ox;
-  auto at = [&](int c, const uint8_t* (&q)[KH]) {
-    for (int ky = 0; ky < KH; ++ky) q[ky] = r.rb[ky] + ix0 * r.st[ky] + c;
-  };
-  int c = c0;
-  for (; c + 2 * W <= c1; c += 2 * W) {
-    const uint8_t* q[KH];
-    at(c, q);
-    tile<T, KH, KW, S, OX, 2, FULL, PLAIN>(out, x.ss, q, r.st, weights_at<T>(x, c), pix, c);
-  }
+  const uint8_t* q[KH];
+  for (int ky = 0; ky < KH; ++ky) q[ky] = r.rb[ky] + ix0 * r.st[ky];
+  const int steps = (c1 - c0) / (2 * W);
+  int c = c0 + steps * 2 * W;
+  if (steps) tile<T, KH, KW, S, OX, 2, FULL, PLAIN>(out, x.ss, q, r.st, weights_at<T>(x, c0), x.block, pix, c0, steps);
   if (c + W <= c1) {
-    const uint8_t* q[KH];
-    at(c, q);
-    tile<T, KH, KW, S, OX, 1, FULL, PLAIN>(out, x.ss, q, r.st, weights_at<T>(x, c), pix, c);
+    tile<T, KH, KW, S, OX, 1, FULL, PLAIN>(out, x.ss, q, r.st, weights_at<T>(x, c), x.block, pix, c, 1);
     c += W;
   }
   if (c < c1)
