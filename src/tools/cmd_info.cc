@@ -1,24 +1,114 @@
-// `systolic info`: the detected target and its measured fp32 peak.
+// `systolic info`: the detected target, the measured peak of each precision's instructions and
+// which kernel each precision runs here (and why the faster ones do not).
 #include <cstdio>
+#include <set>
+#include <span>
+#include <sstream>
 
+#include "kernels/conv/conv.h"
+#include "kernels/qconv/qconv.h"
 #include "plan/program.h"
 #include "tools/commands.h"
 #include "tools/peak.h"
 
 namespace systolic::tools {
+namespace {
+
+// The typical conv the kernel lines are about: ResNet's 3x3, 64 -> 64 channels at 56x56.
+kernels::ConvParams typical_conv() {
+  kernels::ConvParams p;
+  p.ih = p.iw = p.oh = p.ow = 56;
+  p.ic = p.oc = 64;
+  p.kh = p.kw = 3;
+  p.pad_t = p.pad_l = 1;
+  return p;
+}
+
+// "no avx512-vnni or avx-vnni": the instruction sets that the faster kernels of a rejection log
+// needed (their other reasons are about the shape, not this machine); "" when none.
+std::string missing_isas(const std::string& log) {
+  std::istringstream in(log);
+  std::string line, out;
+  std::set<std::string> seen;
+  while (std::getline(in, line)) {
+    const auto at = line.find(" rejected: needs ");
+    if (at == std::string::npos) continue;
+    const std::string isa = line.substr(at + 17);
+    if (seen.insert(isa).second) out += (out.empty() ? "no " : " or ") + isa;
+  }
+  return out;
+}
+
+// What an int8 conv kernel multiplies with, from its name's instruction-set suffix.
+const char* int8_instruction(const std::string& kernel) {
+  if (kernel.ends_with("_avx512vnni")) return "vpdpbusd zmm";
+  if (kernel.ends_with("_avxvnni")) return "vpdpbusd ymm";
+  if (kernel.ends_with("_avx2")) return "exact int16 vpmaddwd";
+  return "plain C++";
+}
+
+void print_kernels() {
+  const CpuFeatures& c = host_cpu();
+  std::string log;
+  const kernels::ConvKernel* f = kernels::conv_select(typical_conv(), c, &log);
+  std::printf("fp32 conv   %s", f ? f->name : "none");
+  if (const std::string why = missing_isas(log); f && !why.empty()) std::printf(" (%s)", why.c_str());
+  std::printf("\n");
+  log.clear();
+  kernels::QConvParams q;
+  q.conv = typical_conv();
+  const kernels::QConvKernel* k = kernels::qconv_select(q, c, &log);
+  std::printf("int8 conv   %s", k ? k->name : "none");
+  if (k) {
+    const std::string why = missing_isas(log);
+    std::printf(" (%s%s%s)", why.c_str(), why.empty() ? "" : ": ", int8_instruction(k->name));
+  }
+  std::printf("\n");
+  // bf16: only a kernel list entry named for it counts.
+  std::size_t n;
+  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
+  std::string bf16;
+  for (const kernels::ConvKernel& ck : std::span(all, n)) {
+    std::string why;
+    if (std::string(ck.name).find("bf16") != std::string::npos && ck.accepts(typical_conv(), c, &why)) {
+      bf16 = ck.name;
+      break;
+    }
+  }
+  std::printf("bf16 conv   %s\n", bf16.empty() ? "not available yet: bf16 plans run the fp32 kernels" : bf16.c_str());
+}
+
+}  // namespace
 
 void register_info(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "print the detected hardware target");
+  auto* cmd = app.add_subcommand("info", "print the detected hardware target, its measured peaks and kernels");
   cmd->callback([] {
     const CpuFeatures& c = host_cpu();
     std::printf("cpu         %s\n", c.name.c_str());
     std::printf("cores       %d\n", c.cores);
     std::printf("caches      L1d %zu KiB, L2 %zu KiB, L3 %zu KiB\n", c.l1d_bytes / 1024, c.l2_bytes / 1024, c.l3_bytes / 1024);
-    std::printf("isa         avx2 %s, fma %s, avx512 %s, avx512-bf16 %s, avx512-vnni %s, amx-tile %s, amx-bf16 %s, amx-int8 %s\n",
-                c.avx2 ? "yes" : "no", c.fma ? "yes" : "no", c.has_avx512() ? "yes" : "no", c.avx512bf16 ? "yes" : "no",
-                c.avx512vnni ? "yes" : "no", c.amx_tile ? "yes" : "no", c.amx_bf16 ? "yes" : "no", c.amx_int8 ? "yes" : "no");
+    std::printf("isa         avx2 %s, fma %s, avx-vnni %s, avx512 %s, avx512-bf16 %s, avx512-vnni %s, amx-tile %s, "
+                "amx-bf16 %s, amx-int8 %s\n",
+                c.avx2 ? "yes" : "no", c.fma ? "yes" : "no", c.avx_vnni ? "yes" : "no", c.has_avx512() ? "yes" : "no",
+                c.avx512bf16 ? "yes" : "no", c.avx512vnni ? "yes" : "no", c.amx_tile ? "yes" : "no",
+                c.amx_bf16 ? "yes" : "no", c.amx_int8 ? "yes" : "no");
     std::printf("kernels     %s\n", plan::isa_name(c).c_str());
-    std::printf("fp32 peak   %.0f GFLOP/s on %d threads (measured)\n", measured_fp32_peak_gflops(c.cores), c.cores);
+    // One line per precision, its fastest instruction first; the others it has below it.
+    std::string last;
+    for (const MeasuredPeak& p : measured_peaks(c.cores)) {
+      char head[16] = "";
+      if (p.precision != last) std::snprintf(head, sizeof head, "%s peak", p.precision.c_str());
+      char value[32];
+      std::snprintf(value, sizeof value, "%.0f %s/s", p.g_per_s, ops_unit(p.precision));
+      if (p.fallback)
+        std::printf("%-11s %-13s %s runs as %s here (the fp32 peak)\n", head, value, p.precision.c_str(),
+                    p.instruction.c_str());
+      else
+        std::printf("%-11s %-13s %s%s\n", head, value, p.instruction.c_str(),
+                    last.empty() ? (", " + std::to_string(c.cores) + " threads at once (measured)").c_str() : "");
+      last = p.precision;
+    }
+    print_kernels();
   });
 }
 
