@@ -1,7 +1,8 @@
-// `systolic bench MODEL [--batch N] [--threads T] [--instances N] [--iters N] [--json]
-// [--profile F.json]`: latency percentiles, throughput, peak RSS and achieved GFLOP/s against
-// the measured fp32 peak. Without --batch, --threads and --instances it runs the configuration
-// `systolic tune` saved for the model on this host, if there is one.
+// `systolic bench MODEL [--batch N] [--threads T] [--instances N] [--iters N] [--precision P]
+// [--json] [--profile F.json]`: latency percentiles, throughput, peak RSS and achieved GFLOP/s
+// (GOP/s for int8) against the measured peak of the plan's precision. Without --batch,
+// --threads and --instances it runs the configuration `systolic tune` saved for the model and
+// precision on this host, if there is one.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -23,7 +24,7 @@
 namespace systolic::tools {
 
 void register_bench(CLI::App& app) {
-  auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s");
+  auto* cmd = app.add_subcommand("bench", "benchmark a model: latency, throughput, GFLOP/s (GOP/s for int8)");
   auto model = std::make_shared<std::string>();
   auto batch = std::make_shared<int64_t>(0);  // 0: a plan's own batch, 1 for an .onnx
   auto threads = std::make_shared<int>(0);
@@ -63,7 +64,7 @@ void register_bench(CLI::App& app) {
     int n = *instances, t = *threads;
     const bool defaults = !batch_opt->count() && !threads_opt->count() && !instances_opt->count();
     if (defaults && !*no_tuned && std::filesystem::is_regular_file(*model)) {
-      auto tuned = load_tuned(*model, "fp32");
+      auto tuned = load_tuned(*model, model_precision(*model, prec->precision));
       if (!tuned.ok()) {
         std::fprintf(stderr, "systolic: note: ignoring the tuned configuration: %s\n", tuned.status().message().c_str());
       } else if (*tuned) {
@@ -103,8 +104,12 @@ void register_bench(CLI::App& app) {
     const int64_t b = s.program().batch;
     const double throughput = b * static_cast<double>(timed->runs) / timed->wall_s;
     // One instance: per-run speed; several: what they achieve together on all their threads.
+    // GFLOP/s, or GOP/s for int8 (Session::flops() counts 2 per MAC either way).
     const double gflops = n == 1 ? s.flops() / (p50 * 1e-3) / 1e9 : s.flops() * timed->runs / timed->wall_s / 1e9;
-    const double peak = measured_fp32_peak_gflops(s.threads() * n);
+    const std::string& precision = s.program().precision;
+    const MeasuredPeak pk = measured_peak(precision, s.threads() * n);
+    const double peak = pk.g_per_s;
+    const char* unit = ops_unit(precision);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
@@ -112,12 +117,13 @@ void register_bench(CLI::App& app) {
     if (*per_layer) layers = s.profile();
     if (*json) {
       nlohmann::json j = {{"model", *model},       {"batch", b},
-                          {"precision", "fp32"},   {"threads", s.threads()},
+                          {"precision", precision}, {"threads", s.threads()},
                           {"instances", n},
                           {"isa", s.program().isa}, {"iters", *iters},
                           {"p50_ms", p50},         {"p90_ms", p90},
                           {"p99_ms", p99},         {"throughput_per_s", throughput},
                           {"gflops", gflops},      {"peak_gflops", peak},
+                          {"peak_name", pk.name()},
                           {"utilization", peak > 0 ? gflops / peak : 0.0},
                           {"gflop_per_run", s.flops() / 1e9},
                           {"peak_rss_bytes", rss}};
@@ -125,7 +131,8 @@ void register_bench(CLI::App& app) {
         j["layers"] = nlohmann::json::array();
         for (const auto& l : layers) {
           const double ms = l.runs ? l.total_ms / l.runs : 0;
-          j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"kernel", l.kernel}, {"ms", ms},
+          j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"kernel", l.kernel},
+                                 {"precision", kernel_precision(l.kernel)}, {"ms", ms},
                                  {"gflops", ms > 0 ? l.flops / ms / 1e6 : 0.0}});
         }
       }
@@ -133,27 +140,36 @@ void register_bench(CLI::App& app) {
       return;
     }
     if (n == 1)
-      std::printf("model       %s (batch %lld, fp32, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
-                  s.program().isa.c_str(), s.threads());
+      std::printf("model       %s (batch %lld, %s, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
+                  precision.c_str(), s.program().isa.c_str(), s.threads());
     else
-      std::printf("model       %s (batch %lld, fp32, %s, %s)\n", model->c_str(), static_cast<long long>(b),
-                  s.program().isa.c_str(), split_name({n, s.threads()}).c_str());
+      std::printf("model       %s (batch %lld, %s, %s, %s)\n", model->c_str(), static_cast<long long>(b),
+                  precision.c_str(), s.program().isa.c_str(), split_name({n, s.threads()}).c_str());
     std::printf("latency     p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   (%lld runs)\n", p50, p90, p99,
                 static_cast<long long>(timed->runs));
     std::printf("throughput  %.1f inferences/s\n", throughput);
-    std::printf("compute     %.2f GFLOP per run, %.1f GFLOP/s = %.0f%% of the measured fp32 peak (%.0f GFLOP/s)\n",
-                s.flops() / 1e9, gflops, peak > 0 ? 100 * gflops / peak : 0.0, peak);
+    std::printf("compute     %.2f %s per run, %.1f %s/s = %.0f%% of the measured %s peak (%.0f %s/s%s%s)\n",
+                s.flops() / 1e9, unit, gflops, unit, peak > 0 ? 100 * gflops / peak : 0.0, precision.c_str(), peak, unit,
+                pk.fallback ? ": " : "", pk.fallback ? pk.name().c_str() : "");
     std::printf("memory      peak RSS %.1f MiB\n", rss / 1048576.0);
     if (*per_layer) {
+      // Each layer against the peak of the precision its kernel computes in (an int8 plan keeps
+      // some layers in float); the first instance ran alone on its threads.
       double total = 0;
+      bool mixed = false;
       for (const auto& l : layers) total += l.runs ? l.total_ms / l.runs : 0;
-      std::printf("\n%-28s %-18s %-28s %9s %6s %9s %6s\n", "layer", "op", "kernel", "ms", "share", "GFLOP/s", "%peak");
+      for (const auto& l : layers) mixed |= l.flops > 0 && kernel_precision(l.kernel) != precision;
+      const std::string rate = std::string(unit) + "/s";
+      std::printf("\n%-28s %-18s %-28s %9s %6s %9s %6s\n", "layer", "op", "kernel", "ms", "share", rate.c_str(), "%peak");
       for (const auto& l : layers) {
         const double ms = l.runs ? l.total_ms / l.runs : 0;
         const double gf = ms > 0 ? l.flops / ms / 1e6 : 0;
+        const double lp = measured_peak(kernel_precision(l.kernel), s.threads()).g_per_s;
         std::printf("%-28s %-18s %-28s %9.3f %5.1f%% %9.1f %5.0f%%\n", l.name.substr(0, 28).c_str(), l.op.c_str(),
-                    l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, peak > 0 ? 100 * gf / peak : 0);
+                    l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, lp > 0 ? 100 * gf / lp : 0);
       }
+      if (mixed)
+        std::printf("(%%peak: each layer against the measured peak of its kernel's precision; float layers in GFLOP/s)\n");
     }
   });
 }

@@ -25,6 +25,11 @@ Expected<std::optional<TunedConfig>> load_tuned(const std::string& model_path, c
 // nothing in `cfg` (the path is tuned_path()).
 Status save_tuned(const std::string& model_path, const std::string& precision, const TunedConfig& cfg);
 
+// The precision a model runs in, known before compiling it: `flag` when given (--precision), a
+// compiled plan's own, int8 for a quantized (QDQ) ONNX model, else fp32 (compile's automatic
+// choice). An unreadable model gives fp32: loading it says what is wrong.
+std::string model_precision(const std::string& model_path, const std::string& flag);
+
 // Where the recommendation for the model file and precision on this host is kept: keyed by the
 // file's content hash, the precision, the CPU model string and the core count.
 Expected<std::string> tuned_path(const std::string& model_path, const std::string& precision);
