@@ -161,8 +161,8 @@ TEST(CliTune, NothingFitsATinyMemoryBudget) {
 
 TEST(CliTune, BadInput) {
   const std::string m = tiny_model("bad.onnx");
-  expect_clean_error(sh("tune " + m + " --precision bf16"), "precision bf16 is not available");
-  expect_clean_error(sh("tune " + m + " --precision fp64"), "unknown precision 'fp64'");
+  expect_clean_error(sh("tune " + m + " --precision fp64"), "--precision: fp64 not in {fp32,bf16,int8}");
+  expect_clean_error(sh("tune " + m + " --precision bf16 --calibration random:2"), "--calibration");
   expect_clean_error(sh("tune " + m + " --memory-budget lots"), "invalid size 'lots'");
   expect_clean_error(sh("tune " + m + " --batches 1,x"), "invalid --batches '1,x'");
   expect_clean_error(sh("tune " + dir() + "/missing.onnx"), "missing.onnx");

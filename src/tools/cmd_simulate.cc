@@ -3,6 +3,9 @@
 // --config F.cfg [--convention scalesim]`, or `--target host --check [--iters N] [--threads N]`
 // (prediction against the runtime's measured per-step times): the systolic-array cost model.
 // With --compare and the host among the targets, a measured row too: the plan run here.
+// --precision compiles the plan in that precision (fp32, bf16, int8; calibrated like compile's)
+// and is the precision the target's matrix unit is costed at; without it the plan takes the
+// automatic precision and the target its default.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -32,7 +35,8 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 struct Options {
-  std::string model, target = "tpu-v4", batch, precision, what_if, compare, topology, config, svg;
+  std::string model, target = "tpu-v4", batch, what_if, compare, topology, config, svg;
+  PrecisionFlags precision;
   std::string convention = "native";
   bool json = false, sweep = false, check = false, no_measure = false;
   int iters = 30, threads = 0;
@@ -73,12 +77,13 @@ struct MeasuredRow {
   std::string error;  // why there is no measurement (a plan compiled for another batch, say)
 };
 
-MeasuredRow measure_row(const std::string& model, int64_t batch, int threads) {
+MeasuredRow measure_row(const std::string& model, const PrecisionFlags& precision, int64_t batch, int threads) {
   MeasuredRow row;
   row.batch = batch;
   row.threads = threads > 0 ? threads : host_cpu().cores;
   ModelOptions mo;
   mo.batch = batch;
+  mo.precision = precision;
   auto prog = load_model(model, mo);
   if (!prog.ok()) {
     row.error = prog.status().message();
@@ -112,21 +117,27 @@ Status run(const Options& op) {
   if (batches.empty()) batches.push_back(1);
   if (op.sweep) batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   sim::SimOptions so;
-  so.precision = op.precision;
+  so.precision = op.precision.precision;
   if (op.convention == "scalesim") so.convention = sim::Convention::scalesim;
   else if (op.convention != "native") return Err("--convention: '%s' (use native or scalesim)", op.convention.c_str());
 
   Workload w;
   if (!op.topology.empty()) {
+    if (!op.precision.calibration.empty() || !op.precision.keep_fp32.empty())
+      return Err("--calibration and --keep-fp32 apply to a MODEL, not to --topology");
     auto t = sim::parse_topology_csv(op.topology);
     if (!t.ok()) return t.status();
     w.topo = *t;
   } else if (!op.model.empty()) {
     ModelOptions mo;
     mo.batch = batches.front();
+    mo.precision = op.precision;
     auto p = load_model(op.model, mo);
     if (!p.ok()) return p.status();
     w.prog = *p;
+    // What the plan computes in; the simulator costs its convs at the target's rate for
+    // --precision (or the target's default), whatever the plan's kernels are.
+    if (!op.json) std::printf("plan        %s (%s)\n", op.model.c_str(), w.prog->precision.c_str());
   } else {
     return Err("give a MODEL (.onnx or .plan) or --topology FILE.csv");
   }
@@ -140,7 +151,11 @@ Status run(const Options& op) {
     auto c = check_host(w.prog, co);
     if (!c.ok()) return c.status();
     c->model = op.model;
-    if (op.json) std::printf("%s\n", check_json(*c).dump().c_str());
+    if (op.json) {
+      nlohmann::json j = check_json(*c);
+      j["plan_precision"] = w.prog->precision;
+      std::printf("%s\n", j.dump().c_str());
+    }
     else std::printf("%s", format_check(*c).c_str());
     return Status::Ok();
   }
@@ -201,7 +216,7 @@ Status run(const Options& op) {
       sim::ChartSeries m{"host (measured)", {}, {}};
       out["measured"] = nlohmann::json::array();
       for (int64_t b : batches) {
-        const MeasuredRow row = measure_row(op.model, b, op.threads);
+        const MeasuredRow row = measure_row(op.model, op.precision, b, op.threads);
         nlohmann::json j = {{"target", "host (measured)"}, {"batch", b}, {"threads", row.threads}};
         if (!row.error.empty()) {
           j["error"] = row.error;
@@ -234,7 +249,10 @@ Status run(const Options& op) {
     out = sim::report_json(*r, true);
     if (!op.json) std::printf("%s\n%s", sim::format_layers(*r).c_str(), sim::format_totals(*r).c_str());
   }
-  if (op.json) std::printf("%s\n", out.dump().c_str());
+  if (op.json) {
+    if (w.prog) out["plan_precision"] = w.prog->precision;
+    std::printf("%s\n", out.dump().c_str());
+  }
   return Status::Ok();
 }
 
@@ -248,7 +266,7 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("model", op->model, "model .onnx or compiled .plan");
   cmd->add_option("--target", op->target, "target: " + names + ", or a .json preset (default tpu-v4)");
   cmd->add_option("--batch", op->batch, "batch size, or a list with --compare (e.g. 1,64)");
-  cmd->add_option("--precision", op->precision, "bf16, int8 or fp32 (default: the target's)");
+  add_precision_flags(cmd, std::shared_ptr<PrecisionFlags>(op, &op->precision));
   cmd->add_flag("--json", op->json, "print one JSON object");
   cmd->add_flag("--sweep-batch", op->sweep, "throughput and latency for batch 1..256");
   cmd->add_option("--svg", op->svg, "with --sweep-batch or --compare: write a throughput chart");

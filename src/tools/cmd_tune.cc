@@ -1,6 +1,7 @@
-// `systolic tune MODEL [--latency-budget MS] [--memory-budget BYTES] [--precision fp32] ...`:
+// `systolic tune MODEL [--latency-budget MS] [--memory-budget BYTES] [--precision P] ...`:
 // sweeps batch sizes and thread/instance splits, prints the table and the recommended
-// configuration, charts it as SVG and saves the recommendation for bench (and classify).
+// configuration, charts it as SVG and saves the recommendation for bench (and classify) under
+// the plan's precision.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -40,13 +41,6 @@ int64_t onnx_fixed_batch(const std::string& path) {
     return shape.dim(0).dim_value() > 0 ? shape.dim(0).dim_value() : 0;
   }
   return 0;
-}
-
-Status check_precision(const std::string& p) {
-  if (p == "fp32") return Status::Ok();
-  if (p == "bf16" || p == "int8" || p == "fp16")
-    return Err("precision %s is not available: this build has fp32 kernels only (use --precision fp32)", p.c_str());
-  return Err("unknown precision '%s' (expected fp32; bf16, fp16 and int8 are not available yet)", p.c_str());
 }
 
 Expected<std::vector<int64_t>> parse_batches(const std::string& list) {
@@ -110,7 +104,8 @@ void print_table(const std::vector<TuneRow>& rows, const Budgets& b, int best) {
 }
 
 struct TuneArgs {
-  std::string model, precision = "fp32", memory_budget, batches, svg;
+  std::string model, memory_budget, batches, svg;
+  PrecisionFlags precision;
   double latency_ms = 0, seconds = 2;
   int64_t max_batch = 32;
   int threads = 0;
@@ -119,6 +114,7 @@ struct TuneArgs {
 
 // What the sweep found, for printing.
 struct TuneReport {
+  std::string precision;  // the plan's
   int threads = 0;
   Budgets budgets;
   std::vector<TuneRow> rows;
@@ -134,7 +130,7 @@ nlohmann::json null_or(const std::string& s) { return s.empty() ? nlohmann::json
 
 void print_json(const TuneArgs& a, const TuneReport& t) {
   nlohmann::json j = {{"model", a.model},
-                      {"precision", a.precision},
+                      {"precision", t.precision},
                       {"isa", plan::isa_name(host_cpu())},
                       {"host", {{"cpu", host_cpu().name}, {"cores", host_cpu().cores}}},
                       {"threads", t.threads},
@@ -161,7 +157,7 @@ void print_json(const TuneArgs& a, const TuneReport& t) {
 }
 
 void print_text(const TuneArgs& a, const TuneReport& t) {
-  std::printf("model        %s (%s, %s, %d threads, %.1f s per point)\n", a.model.c_str(), a.precision.c_str(),
+  std::printf("model        %s (%s, %s, %d threads, %.1f s per point)\n", a.model.c_str(), t.precision.c_str(),
               plan::isa_name(host_cpu()).c_str(), t.threads, a.seconds);
   char lat[32] = "none", mem[32] = "none";
   if (t.budgets.latency_ms > 0) std::snprintf(lat, sizeof lat, "%g ms", t.budgets.latency_ms);
@@ -179,7 +175,6 @@ void print_text(const TuneArgs& a, const TuneReport& t) {
 }
 
 void tune(const TuneArgs& a, bool batches_given) {
-  if (Status st = check_precision(a.precision); !st.ok()) return fail(st);
   TuneReport t;
   t.budgets.latency_ms = a.latency_ms;
   if (!a.memory_budget.empty()) {
@@ -188,6 +183,7 @@ void tune(const TuneArgs& a, bool batches_given) {
     t.budgets.memory_bytes = *m;
   }
   if (!std::filesystem::exists(a.model)) return fail(Err("cannot open %s: no such file", a.model.c_str()));
+  t.precision = model_precision(a.model, a.precision.precision);
   SweepOptions so;
   so.budgets = t.budgets;
   so.max_batch = a.max_batch;
@@ -198,9 +194,12 @@ void tune(const TuneArgs& a, bool batches_given) {
     // A compiled plan has its batch fixed: only the split varies.
     if (batches_given)
       return fail(Err("%s is a compiled plan with a fixed batch; tune the .onnx to sweep batch sizes", a.model.c_str()));
-    auto p = load_model(a.model, {});
+    ModelOptions opts;
+    opts.precision = a.precision;
+    auto p = load_model(a.model, opts);
     if (!p.ok()) return fail(p.status());
     program = *p;
+    t.precision = program->precision;
     so.batches = {program->batch};
   } else if (const int64_t fixed = onnx_fixed_batch(a.model); fixed > 0) {
     // The batch dimension is not symbolic: every compile gives this batch.
@@ -225,10 +224,12 @@ void tune(const TuneArgs& a, bool batches_given) {
       ModelOptions opts;
       opts.batch = batch;
       opts.cache = !a.no_cache;
+      opts.precision = a.precision;
       try {
         auto p = load_model(a.model, opts);
         if (!p.ok()) return p.status();
         program = *p;
+        t.precision = program->precision;
       } catch (const std::bad_alloc&) {
         TuneRow r;
         r.note = "does not fit: out of memory compiling for batch " + std::to_string(batch);
@@ -266,7 +267,7 @@ void tune(const TuneArgs& a, bool batches_given) {
     t.svg = a.svg.empty() ? default_svg_path(a.model) : a.svg;
     std::ofstream f(t.svg);
     f << tune_svg(t.rows,
-                  "systolic tune: " + std::filesystem::path(a.model).filename().string() + " (" + a.precision + ", " +
+                  "systolic tune: " + std::filesystem::path(a.model).filename().string() + " (" + t.precision + ", " +
                       plan::isa_name(host_cpu()) + ", " + std::to_string(t.threads) + " threads)",
                   t.best);
     if (!f.flush()) {
@@ -275,9 +276,9 @@ void tune(const TuneArgs& a, bool batches_given) {
     }
   }
   if (t.best >= 0 && !a.no_save) {
-    if (Status st = save_tuned(a.model, a.precision, t.cfg); !st.ok())
+    if (Status st = save_tuned(a.model, t.precision, t.cfg); !st.ok())
       std::fprintf(stderr, "systolic: note: the recommendation was not saved: %s\n", st.message().c_str());
-    else if (auto p = tuned_path(a.model, a.precision); p.ok())
+    else if (auto p = tuned_path(a.model, t.precision); p.ok())
       t.saved = *p;
   }
   if (a.json) print_json(a, t);
@@ -294,7 +295,6 @@ void register_tune(CLI::App& app) {
   cmd->add_option("model", a->model, "model .onnx (compiled per batch size) or compiled .plan (fixed batch)")->required();
   cmd->add_option("--latency-budget", a->latency_ms, "p99 latency per run, in ms")->check(CLI::PositiveNumber);
   cmd->add_option("--memory-budget", a->memory_budget, "resident memory of the process: bytes, or with K/M/G (e.g. 2G)");
-  cmd->add_option("--precision", a->precision, "fp32 (the only precision with kernels today)");
   auto* batches = cmd->add_option("--batches", a->batches, "batch sizes to measure, e.g. 1,4,16 (default: 1,2,4,... "
                                                           "up to --max-batch, stopping when throughput stops improving)");
   auto* max_batch = cmd->add_option("--max-batch", a->max_batch, "largest batch of the default sweep (default 32)")
@@ -308,6 +308,7 @@ void register_tune(CLI::App& app) {
   cmd->add_flag("--no-svg", a->no_svg, "do not write the chart");
   cmd->add_flag("--no-save", a->no_save, "do not save the recommendation for bench and classify");
   cmd->add_flag("--no-cache", a->no_cache, "do not use the compile cache");
+  add_precision_flags(cmd, std::shared_ptr<PrecisionFlags>(a, &a->precision));
   cmd->callback([=] { tune(*a, batches->count() > 0 || max_batch->count() > 0); });
 }
 
