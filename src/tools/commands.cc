@@ -40,6 +40,7 @@ void register_commands(CLI::App& app) {
   register_preprocess(app);
   register_tune(app);
   register_quantize(app);
+  register_compare(app);
 }
 
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts) {

@@ -26,6 +26,7 @@ void register_classify(CLI::App& app);
 void register_preprocess(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_quantize(CLI::App& app);
+void register_compare(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
