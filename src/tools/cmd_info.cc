@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <set>
 #include <span>
-#include <sstream>
 
 #include "kernels/conv/conv.h"
 #include "kernels/qconv/qconv.h"
@@ -24,19 +23,27 @@ kernels::ConvParams typical_conv() {
   return p;
 }
 
-// "no avx512-vnni or avx-vnni": the instruction sets that the faster kernels of a rejection log
-// needed (their other reasons are about the shape, not this machine); "" when none.
-std::string missing_isas(const std::string& log) {
-  std::istringstream in(log);
-  std::string line, out;
+// The host with every instruction-set feature on: what a kernel accepts there, it rejects here
+// only for the instructions this machine lacks.
+CpuFeatures everything() {
+  CpuFeatures f = host_cpu();
+  f.avx2 = f.fma = f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = f.avx512bf16 = f.avx512vnni = f.avx_vnni = true;
+  f.amx_tile = f.amx_bf16 = f.amx_int8 = true;
+  return f;
+}
+
+// The kernel dispatch picks for `p` here (first of the list that accepts), and "no avx512-vnni
+// or avx-vnni": the instruction sets of the faster kernels that would take this shape elsewhere.
+template <typename Kernel, typename Params>
+const Kernel* pick(const Kernel* list, std::size_t n, const Params& p, std::string* missing) {
   std::set<std::string> seen;
-  while (std::getline(in, line)) {
-    const auto at = line.find(" rejected: needs ");
-    if (at == std::string::npos) continue;
-    const std::string isa = line.substr(at + 17);
-    if (seen.insert(isa).second) out += (out.empty() ? "no " : " or ") + isa;
+  for (const Kernel& k : std::span(list, n)) {
+    std::string why, ignored;
+    if (k.accepts(p, host_cpu(), &why)) return &k;
+    if (!k.accepts(p, everything(), &ignored) || !why.starts_with("needs ")) continue;
+    if (seen.insert(why.substr(6)).second) *missing += (missing->empty() ? "no " : " or ") + why.substr(6);
   }
-  return out;
+  return nullptr;
 }
 
 // What an int8 conv kernel multiplies with, from its name's instruction-set suffix.
@@ -49,23 +56,19 @@ const char* int8_instruction(const std::string& kernel) {
 
 void print_kernels() {
   const CpuFeatures& c = host_cpu();
-  std::string log;
-  const kernels::ConvKernel* f = kernels::conv_select(typical_conv(), c, &log);
-  std::printf("fp32 conv   %s", f ? f->name : "none");
-  if (const std::string why = missing_isas(log); f && !why.empty()) std::printf(" (%s)", why.c_str());
-  std::printf("\n");
-  log.clear();
+  std::size_t n;
+  std::string missing;
+  const kernels::ConvKernel* f = pick(kernels::conv_kernels(&n), n, typical_conv(), &missing);
+  std::printf("fp32 conv   %s%s%s%s\n", f ? f->name : "none", missing.empty() ? "" : " (", missing.c_str(),
+              missing.empty() ? "" : ")");
   kernels::QConvParams q;
   q.conv = typical_conv();
-  const kernels::QConvKernel* k = kernels::qconv_select(q, c, &log);
+  missing.clear();
+  const kernels::QConvKernel* k = pick(kernels::qconv_kernels(&n), n, q, &missing);
   std::printf("int8 conv   %s", k ? k->name : "none");
-  if (k) {
-    const std::string why = missing_isas(log);
-    std::printf(" (%s%s%s)", why.c_str(), why.empty() ? "" : ": ", int8_instruction(k->name));
-  }
+  if (k) std::printf(" (%s%s%s)", missing.c_str(), missing.empty() ? "" : ": ", int8_instruction(k->name));
   std::printf("\n");
   // bf16: only a kernel list entry named for it counts.
-  std::size_t n;
   const kernels::ConvKernel* all = kernels::conv_kernels(&n);
   std::string bf16;
   for (const kernels::ConvKernel& ck : std::span(all, n)) {
