@@ -21,11 +21,14 @@ bool foldable(const ir::Graph& g, const ir::Node& n) {
 
 }  // namespace
 
-Status constant_folding(ir::Graph& g, PassContext&) {
+Status constant_folding(ir::Graph& g, PassContext& ctx) {
   std::vector<ir::Node> kept;
   for (ir::Node& n : g.nodes) {
     SYSTOLIC_RETURN_IF_ERROR(infer_node(g, n));
-    if (!foldable(g, n)) {
+    // An int8 plan keeps a constant's DequantizeLinear for fold_qdq, which folds it into a
+    // float constant that remembers the integers' scales.
+    const bool keep_dq = ctx.precision == Precision::int8 && ctx.optimize && n.op == ir::Op::DequantizeLinear;
+    if (keep_dq || !foldable(g, n)) {
       kept.push_back(std::move(n));
       continue;
     }

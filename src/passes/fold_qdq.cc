@@ -85,20 +85,31 @@ std::vector<float> dequantize(const ir::Tensor& x, const ir::QuantParams& q) {
 
 Status fold_qdq(ir::Graph& g, PassContext& ctx) {
   if (ctx.precision != Precision::int8 || !ctx.optimize) return Status::Ok();
-  auto producers = g.producers();
   std::vector<int> alias(g.tensors.size());
   for (std::size_t i = 0; i < alias.size(); ++i) alias[i] = static_cast<int>(i);
   std::vector<char> drop(g.nodes.size(), 0);
+  // Casts to the type a tensor already has (PyTorch writes Q -> Cast(uint8) -> DQ) are no-ops.
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    ir::Node& n = g.nodes[k];
+    for (int& in : n.inputs)
+      if (in >= 0) in = alias[in];
+    if (n.op == Op::Cast && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0]) &&
+        g.t(n.inputs[0]).dtype == g.t(n.outputs[0]).dtype) {
+      alias[n.outputs[0]] = n.inputs[0];
+      drop[k] = 1;
+    }
+  }
+  for (int& o : g.outputs) o = alias[o];
+  g.remove_nodes(drop);
+  drop.assign(g.nodes.size(), 0);
+  auto producers = g.producers();
   int folded = 0;
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
     if (n.op != Op::DequantizeLinear || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
     const int x = n.inputs[0];
-    // The integer type: the zero point's (uint8 without one); an activation's own dtype is not
-    // inferred yet.
-    const DType xt = n.in(2) >= 0 ? g.t(n.in(2)).dtype : g.t(x).is_const() ? g.t(x).dtype : DType::u8;
+    const DType xt = g.t(x).dtype;
     if (xt != DType::u8 && xt != DType::i8 && xt != DType::i32) continue;
-    if (g.t(x).is_const() && g.t(x).dtype != xt) continue;
     ir::QuantParams q;
     if (!read_params(g, n, xt, &q)) continue;
     const int y = n.outputs[0];
@@ -107,6 +118,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
         return Err("DequantizeLinear %s: axis %d out of range", n.name.c_str(), q.axis);
       if (q.axis < 0 && q.scale.size() > 1) q.axis += static_cast<int>(g.t(x).shape.size());
       const int c = g.add_const_f32(g.fresh_name(g.t(y).name), g.t(x).shape, dequantize(g.t(x), q));
+      g.t(c).shape_known = true;
       g.t(c).quant = q;
       alias.push_back(c);
       alias[y] = c;
@@ -121,7 +133,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
       ir::QuantParams qq;
       if (!read_params(g, qn, xt, &qq) || !same(q, qq)) continue;
       const int f = qn.inputs[0];
-      if (g.t(f).dtype != DType::f32 && g.t(f).dtype != DType::undefined) continue;  // undefined: not inferred yet
+      if (g.t(f).dtype != DType::f32) continue;
       const ir::QuantParams u = as_u8(q);
       if (!g.t(f).quant.empty() && !same(g.t(f).quant, u)) continue;  // quantized two ways: keep the nodes
       g.t(f).quant = u;

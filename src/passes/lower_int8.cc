@@ -45,7 +45,7 @@ struct Lowering {
   std::vector<char> lowered;         // tensors this pass made uint8
   std::set<int> rounded;             // float tensors a QDQ model quantizes: read through their uint8 form
   std::set<const ir::Node*> skip;    // explicit QuantizeLinear nodes a conv took over
-  int convs = 0, pools = 0;
+  int convs = 0, pools = 0, eltwise = 0;
 
   bool quantized(int t) const { return t >= 0 && g.t(t).quant.per_tensor() && g.t(t).quant.qtype == DType::u8; }
   bool is_u8(int t) const { return t >= 0 && t < static_cast<int>(lowered.size()) && lowered[t]; }
@@ -74,10 +74,24 @@ struct Lowering {
       if (n.op == Op::Conv && (n.inputs[0] == t || n.in(3) == t) && conv_blocker(n, n.inputs[0] == t).empty())
         return true;
       if (is_pool(n.op) && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0])) return true;
+      if ((n.op == Op::Add || n.op == Op::Concat) && eltwise_int8(n, t)) return true;
       if (is_passthrough(n.op) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
         return true;
     }
     return false;
+  }
+
+  // Whether an Add (same shapes) or a channel Concat runs on uint8: every input quantized (or
+  // about to be: `assumed`), its output quantized.
+  bool eltwise_int8(const ir::Node& n, int assumed = -1) const {
+    const int y = n.outputs.empty() ? -1 : n.outputs[0];
+    if (y < 0 || n.outputs.size() != 1 || !quantized(y) || g.is_graph_output(y)) return false;
+    for (int in : n.inputs)
+      if (in < 0 || g.t(in).is_const() || !(in == assumed || quantized(in) || is_u8(in)) || (n.op == Op::Add && g.t(in).shape != g.t(y).shape))
+        return false;
+    if (n.op == Op::Add) return n.inputs.size() == 2;
+    const int64_t r = static_cast<int64_t>(g.t(y).shape.size()), axis = n.i("axis", 0);
+    return r == 4 && (axis == 1 || axis == -3);
   }
 
   int scalar(const std::string& name, DType dt, double v) {
@@ -136,12 +150,14 @@ struct Lowering {
     return id;
   }
 
-  void make_u8(int t, ir::QuantParams q) {
+  // `t` now holds uint8 with parameters q; `lowered`: it was float before this pass (float
+  // readers then get it through a Dequantize).
+  void make_u8(int t, ir::QuantParams q, bool lowered_here = true) {
     g.t(t).dtype = DType::u8;
     g.t(t).quant = q;
     g.t(t).quant.qtype = DType::u8;
     lowered.resize(g.tensors.size(), 0);
-    lowered[t] = 1;
+    lowered[t] = lowered_here;
   }
 
   // Symmetric int8 per output channel. Weights that arrived as int8 keep their integers.
@@ -292,9 +308,37 @@ struct Lowering {
     n.inputs[2] = bid;
     if (u8_out) {
       const ir::QuantParams qy = g.t(y).quant;
-      make_u8(y, qy);
+      make_u8(y, qy, !to_q);  // an explicit QuantizeLinear's output was uint8 already
     }
     ++convs;
+  }
+
+  // y = requantize(a) + requantize(b) in the output's units (kernels/qeltwise).
+  void lower_add(ir::Node& n) {
+    const ir::QuantParams qy = g.t(n.outputs[0]).quant, qa = g.t(n.inputs[0]).quant, qb = g.t(n.inputs[1]).quant;
+    n.set_f("q_a_scale", qa.scale[0] / qy.scale[0]);
+    n.set_f("q_b_scale", qb.scale[0] / qy.scale[0]);
+    n.set_i("q_a_zp", qa.zero_point[0]);
+    n.set_i("q_b_zp", qb.zero_point[0]);
+    n.set_i("q_zp", qy.zero_point[0]);
+    for (int& in : n.inputs) in = as_u8(in);
+    make_u8(n.outputs[0], qy);
+  }
+
+  // Each input requantized into its channel slice (a copy where the parameters agree).
+  void lower_concat(ir::Node& n) {
+    const ir::QuantParams qy = g.t(n.outputs[0]).quant;
+    std::vector<float> scales;
+    std::vector<int64_t> zps;
+    for (int& in : n.inputs) {
+      scales.push_back(g.t(in).quant.scale[0] / qy.scale[0]);
+      zps.push_back(g.t(in).quant.zero_point[0]);
+      in = as_u8(in);
+    }
+    n.set_floats("q_scales", scales);
+    n.set_ints("q_zps", zps);
+    n.set_i("q_zp", qy.zero_point[0]);
+    make_u8(n.outputs[0], qy);
   }
 
   void lower_pool(ir::Node& n) {
@@ -328,6 +372,14 @@ struct Lowering {
         lower_pool(n);
         out.push_back(std::move(n));
         continue;
+      } else if ((n.op == Op::Add || n.op == Op::Concat) && eltwise_int8(n) &&
+                 (ctx.qdq_model || wants_u8(n.outputs[0]) || std::any_of(n.inputs.begin(), n.inputs.end(),
+                                                                          [&](int in) { return is_u8(in); }))) {
+        if (n.op == Op::Add) lower_add(n);
+        else lower_concat(n);
+        ++eltwise;
+        out.push_back(std::move(n));
+        continue;
       } else if (is_passthrough(n.op) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
                  (n.outputs.size() == 1 || n.outputs[1] < 0) && wants_u8(n.outputs[0])) {
         const ir::QuantParams q = g.t(n.inputs[0]).quant;
@@ -350,8 +402,8 @@ struct Lowering {
           }
     }
     g.nodes = std::move(out);
-    ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions and " + std::to_string(pools) +
-               " pools in int8\n";
+    ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions, " + std::to_string(pools) + " pools and " +
+               std::to_string(eltwise) + " adds/concats in int8\n";
     if (convs == 0)
       return Err("precision int8: no convolution could be quantized (the model has no quantization parameters: "
                  "calibrate it with systolic quantize, or give a QDQ model)");

@@ -47,6 +47,7 @@ Status bind_input_shapes(ir::Graph&, PassContext&);
 Status constant_folding(ir::Graph&, PassContext&);
 Status shape_inference(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
+Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);

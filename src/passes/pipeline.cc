@@ -16,9 +16,10 @@ const std::vector<Pass>& pipeline(bool optimize) {
   static const std::vector<Pass> kFull = {
       {"bind_preprocess", bind_preprocess},
       {"bind_input_shapes", bind_input_shapes},
-      {"fold_qdq", fold_qdq},
+      {"qoperator_to_qdq", qoperator_to_qdq},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
+      {"fold_qdq", fold_qdq},
       {"dead_code_elimination", dead_code_elimination},
       {"fold_batchnorm", fold_batchnorm},
       {"gemm_to_conv", gemm_to_conv},

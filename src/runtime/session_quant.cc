@@ -88,15 +88,80 @@ Status prepare_qpool(const ir::Graph& g, const ir::Node& n, const std::function<
   SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
-  if (y.dtype != DType::u8 || !x.quant.per_tensor() || !y.quant.per_tensor())
-    return Err("plan is corrupt: uint8 pool %s lacks quantization parameters", n.name.c_str());
   st->qpa.src = static_cast<const uint8_t*>(at(n.inputs[0]));
   st->qpa.dst = static_cast<uint8_t*>(at(n.outputs[0]));
+  // A plain uint8 MaxPool (an integer model, no quantization) selects values: any scale works.
+  const bool plain_max = st->pp.kind == kernels::PoolKind::max && x.quant.empty() && y.quant.empty();
+  if (y.dtype != DType::u8 || (!plain_max && (!x.quant.per_tensor() || !y.quant.per_tensor())))
+    return Err("plan is corrupt: uint8 pool %s lacks quantization parameters", n.name.c_str());
+  if (plain_max) {
+    st->qpa.in_zp = st->qpa.out_zp = 0;
+    st->qpa.scale = 1.f;
+    return Status::Ok();
+  }
   st->qpa.in_zp = x.quant.zero_point[0];
   st->qpa.out_zp = y.quant.zero_point[0];
   st->qpa.scale = x.quant.scale[0] / y.quant.scale[0];
   if (st->pp.kind == kernels::PoolKind::max && (st->qpa.in_zp != st->qpa.out_zp || x.quant.scale != y.quant.scale))
     return Err("plan is corrupt: uint8 max pool %s changes the quantization", n.name.c_str());
+  return Status::Ok();
+}
+
+// A uint8 Add of two same-shape tensors (lower_int8).
+Status prepare_qadd(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  st->kind = Session::Step::qadd;
+  st->qelt_k = kernels::qeltwise_select(host_cpu());
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  for (int in : n.inputs)
+    if (g.t(in).dtype != DType::u8 || g.t(in).numel() != y.numel() || g.t(in).layout != y.layout)
+      return Err("plan is corrupt: uint8 Add %s does not match its tensors", n.name.c_str());
+  kernels::QAddParams& p = st->qadd_p;
+  p.n = y.numel();
+  p.a_scale = n.f("q_a_scale", 1.f);
+  p.b_scale = n.f("q_b_scale", 1.f);
+  p.a_zp = static_cast<int32_t>(n.i("q_a_zp", 0));
+  p.b_zp = static_cast<int32_t>(n.i("q_b_zp", 0));
+  p.y_zp = static_cast<int32_t>(n.i("q_zp", 0));
+  p.lo = static_cast<float>(-p.y_zp);
+  p.hi = static_cast<float>(255 - p.y_zp);
+  st->qcat_src = {static_cast<const uint8_t*>(at(n.inputs[0])), static_cast<const uint8_t*>(at(n.inputs[1]))};
+  st->qcat_dst = {static_cast<uint8_t*>(at(n.outputs[0]))};
+  return Status::Ok();
+}
+
+// A uint8 channel Concat of 4-D tensors: each input requantized into its slice, NHWC (rows are
+// pixels) or plain (rows are images).
+Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  st->kind = Session::Step::qconcat;
+  st->qelt_k = kernels::qeltwise_select(host_cpu());
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  const auto& scales = n.attrs.count("q_scales") ? n.attrs.at("q_scales").floats_v : std::vector<float>{};
+  const std::vector<int64_t> zps = n.ints("q_zps");
+  if (y.shape.size() != 4 || scales.size() != n.inputs.size() || zps.size() != n.inputs.size())
+    return Err("plan is corrupt: uint8 Concat %s lacks its parameters", n.name.c_str());
+  const bool nhwc = y.layout == ir::Layout::nhwc;
+  const int64_t N = y.shape[0], C = y.shape[1], HW = y.shape[2] * y.shape[3];
+  int64_t c0 = 0;
+  for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    const ir::Tensor& x = g.t(n.inputs[k]);
+    if (x.dtype != DType::u8 || x.layout != y.layout || x.shape.size() != 4 || x.shape[0] != N ||
+        x.shape[2] * x.shape[3] != HW)
+      return Err("plan is corrupt: uint8 Concat %s does not match its tensors", n.name.c_str());
+    const int64_t ci = x.shape[1];
+    kernels::QRequantParams p;
+    p.rows = nhwc ? N * HW : N;
+    p.cols = nhwc ? ci : ci * HW;
+    p.src_stride = p.cols;
+    p.dst_stride = nhwc ? C : C * HW;
+    p.scale = scales[k];
+    p.x_zp = static_cast<int32_t>(zps[k]);
+    p.y_zp = static_cast<int32_t>(n.i("q_zp", 0));
+    st->qcat.push_back(p);
+    st->qcat_src.push_back(static_cast<const uint8_t*>(at(n.inputs[k])));
+    st->qcat_dst.push_back(static_cast<uint8_t*>(at(n.outputs[0])) + (nhwc ? c0 : c0 * HW));
+    c0 += ci;
+  }
+  if (c0 != C) return Err("plan is corrupt: uint8 Concat %s does not add up to its output", n.name.c_str());
   return Status::Ok();
 }
 
@@ -113,6 +178,15 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
   if (has_kernel && n.op != ir::Op::Conv && !n.inputs.empty() && g.t(n.inputs[0]).dtype == DType::u8) {
     *handled = true;
     return prepare_qpool(g, n, at, st);
+  }
+  const bool u8_out = n.outputs.size() == 1 && n.outputs[0] >= 0 && g.t(n.outputs[0]).dtype == DType::u8;
+  if (n.op == ir::Op::Add && u8_out && n.attrs.count("q_a_scale")) {
+    *handled = true;
+    return prepare_qadd(g, n, at, st);
+  }
+  if (n.op == ir::Op::Concat && u8_out && n.attrs.count("q_scales")) {
+    *handled = true;
+    return prepare_qconcat(g, n, at, st);
   }
   const bool q = n.op == ir::Op::QuantizeLinear, dq = n.op == ir::Op::DequantizeLinear;
   if ((q || dq) && n.outputs.size() == 1 && per_tensor_params(g, n, &st->q_scale, &st->q_zp)) {

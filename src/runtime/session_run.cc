@@ -109,6 +109,13 @@ Status Session::execute() {
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::qconv: st->qconv_k->run(st->qp, st->qa, pool_.get()); break;
       case Step::qpool: st->qpool_k->run(st->pp, st->qpa, pool_.get()); break;
+      case Step::qadd:
+        st->qelt_k->add(st->qadd_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
+        break;
+      case Step::qconcat:
+        for (std::size_t k = 0; k < st->qcat.size(); ++k)
+          st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
+        break;
       case Step::quantize:
         st->quant_k->quantize(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->count, st->q_scale,
                               st->q_zp, pool_.get());
@@ -180,6 +187,7 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->pool_k ? st->pool_k->name
                : st->qpool_k ? st->qpool_k->name
                : st->quant_k ? st->quant_k->name
+               : st->qelt_k ? st->qelt_k->name
                : st->elt_k  ? st->elt_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32") : "interp";
     p.flops = st->flops;

@@ -10,13 +10,14 @@
 #include "kernels/pool/pool.h"
 #include "kernels/qconv/qconv.h"
 #include "kernels/qpool/qpool.h"
+#include "kernels/qeltwise/qeltwise.h"
 #include "kernels/quant/quant.h"
 #include "runtime/session.h"
 
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, interp, qconv, qpool, quantize, dequantize } kind = interp;
+  enum Kind { conv, pool, reorder, eltwise, interp, qconv, qpool, quantize, dequantize, qadd, qconcat } kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   const kernels::ConvKernel* conv_k = nullptr;
   kernels::ConvParams cp;
@@ -28,6 +29,11 @@ struct Session::Step {
   const kernels::QPoolKernel* qpool_k = nullptr;
   kernels::QPoolArgs qpa;
   const kernels::QuantKernel* quant_k = nullptr;
+  const kernels::QEltwiseKernel* qelt_k = nullptr;
+  kernels::QAddParams qadd_p;
+  std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice
+  std::vector<const uint8_t*> qcat_src;
+  std::vector<uint8_t*> qcat_dst;
   float q_scale = 1.f;
   int32_t q_zp = 0;
   int64_t count = 0;  // quantize / dequantize: elements; reorder: bytes per element

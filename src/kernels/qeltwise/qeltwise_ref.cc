@@ -1,0 +1,75 @@
+// Reference uint8 add and requantizing copy (scalar), and the kernel list with its dispatch.
+#include <cmath>
+#include <span>
+
+#include "base/threadpool.h"
+#include "kernels/qeltwise/qeltwise.h"
+
+namespace systolic::kernels {
+
+void qadd_n(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float t = (static_cast<float>(a[i]) - static_cast<float>(p.a_zp)) * p.a_scale +
+              (static_cast<float>(b[i]) - static_cast<float>(p.b_zp)) * p.b_scale;
+    t = std::fmin(std::fmax(t, p.lo), p.hi);
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + p.y_zp);
+  }
+}
+
+void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n) {
+  const float lo = static_cast<float>(-p.y_zp), hi = static_cast<float>(255 - p.y_zp);
+  for (int64_t i = 0; i < n; ++i) {
+    const float t = std::fmin(std::fmax((static_cast<float>(x[i]) - static_cast<float>(p.x_zp)) * p.scale, lo), hi);
+    y[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + p.y_zp);
+  }
+}
+
+namespace {
+
+constexpr int64_t kBlock = 1 << 16;
+
+bool ref_accepts(const CpuFeatures&, std::string*) { return true; }
+
+void ref_add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, pthreadpool_t pool) {
+  pthreadpool_parallelize_1d(pool, [&](std::size_t blk) {
+    const int64_t i = int64_t(blk) * kBlock;
+    qadd_n(p, a + i, b + i, y + i, std::min(kBlock, p.n - i));
+  }, std::size_t((p.n + kBlock - 1) / kBlock), kPoolFlags);
+}
+
+void ref_requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
+  pthreadpool_parallelize_1d(pool, [&](std::size_t r) {
+    qrequant_n(p, x + int64_t(r) * p.src_stride, y + int64_t(r) * p.dst_stride, p.cols);
+  }, std::size_t(p.rows), kPoolFlags);
+}
+
+}  // namespace
+
+extern const QEltwiseKernel qeltwise_u8_ref = {"qeltwise_u8_ref", ref_accepts, ref_add, ref_requant};
+
+#define SYSTOLIC_QELTWISE_KERNEL(k) extern const QEltwiseKernel k;
+#include "kernels/qeltwise/qeltwise.inc"
+#undef SYSTOLIC_QELTWISE_KERNEL
+
+const QEltwiseKernel* qeltwise_kernels(std::size_t* count) {
+  static const QEltwiseKernel kKernels[] = {
+#define SYSTOLIC_QELTWISE_KERNEL(k) k,
+#include "kernels/qeltwise/qeltwise.inc"
+#undef SYSTOLIC_QELTWISE_KERNEL
+  };
+  *count = sizeof(kKernels) / sizeof(kKernels[0]);
+  return kKernels;
+}
+
+const QEltwiseKernel* qeltwise_select(const CpuFeatures& cpu, std::string* log) {
+  std::size_t n;
+  const QEltwiseKernel* all = qeltwise_kernels(&n);
+  for (const QEltwiseKernel& k : std::span(all, n)) {
+    std::string why;
+    if (k.accepts(cpu, &why)) return &k;
+    if (log) *log += std::string("kernel ") + k.name + " rejected: " + why + "\n";
+  }
+  return nullptr;
+}
+
+}  // namespace systolic::kernels

@@ -1,0 +1,186 @@
+// int8 lowering: calibrated float graphs and QDQ graphs become int8 convolutions, uint8 pools,
+// adds and concats with Quantize/Dequantize only where float code remains, and compute what the
+// float graph (or the QDQ model's exact semantics) computes within the quantization's error.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "quantize/calibrate.h"
+#include "tests/graph_builder.h"
+
+namespace systolic::testing {
+namespace {
+
+using ir::DType;
+using ir::Op;
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
+  return ab / std::sqrt(aa * bb);
+}
+
+// Compiles `g` in int8 with activation parameters calibrated on seeded inputs.
+std::shared_ptr<plan::Program> compile_int8(const ir::Graph& g) {
+  plan::CompileOptions fp;
+  fp.fuse_residual = false;
+  auto fp32 = plan::compile(g, fp);
+  EXPECT_TRUE(fp32.ok()) << fp32.status().message();
+  auto ranges = quantize::calibrate(*fp32, [&](const std::vector<runtime::TensorInfo>& ins) {
+    std::vector<std::vector<runtime::HostTensor>> sets;
+    for (uint32_t s = 0; s < 4; ++s) {
+      std::vector<runtime::HostTensor> set;
+      for (std::size_t k = 0; k < ins.size(); ++k) set.push_back(random_input(g.t(g.inputs[k]), 7 + uint32_t(k) + 10 * s));
+      sets.push_back(set);
+    }
+    return Expected<std::vector<std::vector<runtime::HostTensor>>>(sets);
+  }, {});
+  EXPECT_TRUE(ranges.ok()) << ranges.status().message();
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  co.activation_quant = std::make_shared<const quantize::QuantMap>(*ranges);
+  auto p = plan::compile(g, co);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return *p;
+}
+
+std::vector<float> run_program(std::shared_ptr<plan::Program> p, const ir::Graph& g) {
+  auto s = runtime::Session::create(p);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
+  uint32_t seed = 7;
+  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
+  std::vector<runtime::HostTensor> outs;
+  Status st = (*s)->run(ins, &outs);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
+}
+
+int count_int8_convs(const plan::Program& p) {
+  int n = 0;
+  for (const ir::Node& node : p.graph.nodes)
+    n += node.op == Op::Conv && p.graph.t(node.inputs[1]).dtype == DType::i8;
+  return n;
+}
+
+TEST(LowerInt8, CalibratedResidualBlockRunsInInt8) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 8, 10, 10});
+  int c = b.node(Op::Conv, {x, b.weights("w1", {16, 8, 3, 3}), b.weights("b1", {16})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int r = b.node(Op::Relu, {c})[0];
+  const int p = b.node(Op::MaxPool, {r})[0];
+  b.last().set_ints("kernel_shape", {2, 2});
+  b.last().set_ints("strides", {2, 2});
+  c = b.node(Op::Conv, {p, b.weights("w2", {16, 16, 3, 3}), b.weights("b2", {16})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int add = b.node(Op::Add, {c, p})[0];
+  const int r2 = b.node(Op::Relu, {add})[0];
+  const int gap = b.node(Op::GlobalAveragePool, {r2})[0];
+  const int f = b.node(Op::Flatten, {gap})[0];
+  const int y = b.node(Op::Gemm, {f, b.weights("fc", {5, 16}), b.weights("fcb", {5})})[0];
+  b.last().set_i("transB", 1);
+  b.output(y);
+  auto p8 = compile_int8(b.g);
+  EXPECT_EQ(p8->precision, "int8");
+  EXPECT_EQ(count_int8_convs(*p8), 3);  // both convs and the fully connected layer
+  int u8_pools = 0;
+  for (const ir::Node& n : p8->graph.nodes)
+    u8_pools += (n.op == Op::MaxPool || n.op == Op::GlobalAveragePool) && p8->graph.t(n.outputs[0]).dtype == DType::u8;
+  EXPECT_EQ(u8_pools, 2);
+  EXPECT_EQ(p8->graph.t(p8->graph.outputs[0]).dtype, DType::f32);  // logits stay float
+  const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
+  EXPECT_GT(cosine(got, want), 0.999);
+}
+
+TEST(LowerInt8, UnfusedAddAndConcatRunOnUint8) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  const int c1 = b.node(Op::Conv, {x, b.weights("w1", {8, 8, 1, 1})})[0];
+  const int c2 = b.node(Op::Conv, {x, b.weights("w2", {8, 8, 1, 1})})[0];
+  const int p1 = b.node(Op::MaxPool, {c1})[0];
+  b.last().set_ints("kernel_shape", {1, 1});
+  const int p2 = b.node(Op::MaxPool, {c2})[0];
+  b.last().set_ints("kernel_shape", {1, 1});
+  const int add = b.node(Op::Add, {p1, p2})[0];
+  const int cat = b.node(Op::Concat, {add, p1})[0];
+  b.last().set_i("axis", 1);
+  const int y = b.node(Op::Conv, {cat, b.weights("w3", {4, 16, 1, 1})})[0];
+  b.output(y);
+  auto p8 = compile_int8(b.g);
+  EXPECT_NE(p8->kernel_log.find("2 adds/concats in int8"), std::string::npos) << p8->kernel_log;
+  auto s = runtime::Session::create(p8);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  int uint8_steps = 0;
+  for (const auto& l : (*s)->profile()) uint8_steps += l.kernel.rfind("qeltwise_", 0) == 0;
+  EXPECT_EQ(uint8_steps, 2);
+  EXPECT_GT(cosine(run_program(p8, b.g), run_graph(b.g, false)), 0.999);
+}
+
+TEST(LowerInt8, KeepFp32AndMissingParametersStayFloat) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 4, 5, 5});
+  const int c1 = b.node(Op::Conv, {x, b.weights("w1", {4, 4, 3, 3})}, 1, "first")[0];
+  const int c2 = b.node(Op::Conv, {c1, b.weights("w2", {4, 4, 1, 1})}, 1, "second")[0];
+  b.output(c2);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  auto none = plan::compile(b.g, co);
+  ASSERT_FALSE(none.ok());  // no parameters at all: an error, not a silent float plan
+  EXPECT_NE(none.status().message().find("no convolution could be quantized"), std::string::npos);
+  auto q = std::make_shared<quantize::QuantMap>();
+  (*q)["x"] = quantize::uint8_params(-3.f, 3.f);
+  (*q)[b.g.t(c1).name] = quantize::uint8_params(-10.f, 10.f);
+  co.activation_quant = q;
+  co.keep_fp32 = {"second"};
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  EXPECT_NE((*p)->kernel_log.find("second stays float: kept in float"), std::string::npos) << (*p)->kernel_log;
+}
+
+// A QDQ graph as exporters write it: Q/DQ on activations, int8 weights behind DQ.
+TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  auto qdq = [&](int t, float scale, int zp, const std::string& name) {
+    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
+    AlignedBytes z(1, static_cast<uint8_t>(zp));
+    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
+    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
+    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
+  };
+  const int xq = qdq(x, 0.02f, 128, "x");
+  std::vector<int8_t> wq(16 * 8 * 9);
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const("w8", DType::i8, {16, 8, 3, 3}, std::move(wb));
+  std::vector<float> ws(16);
+  for (int k = 0; k < 16; ++k) ws[k] = 0.001f * (k + 1);
+  const int wsc = b.g.add_const_f32("w.s", {16}, ws);
+  AlignedBytes wz(16, 0);
+  const int wzp = b.g.add_const("w.z", DType::i8, {16}, std::move(wz));
+  const int w = b.node(Op::DequantizeLinear, {w8, wsc, wzp})[0];
+  b.last().set_i("axis", 0);
+  const int c = b.node(Op::Conv, {xq, w})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int r = b.node(Op::Relu, {c})[0];
+  const int y = qdq(r, 0.01f, 0, "y");
+  b.output(y);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  EXPECT_NE((*p)->kernel_log.find("fold_qdq: 2 DequantizeLinear folded"), std::string::npos) << (*p)->kernel_log;
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  EXPECT_LE(worst, 0.01 * 1.0001);  // at most one output step from the float emulation of the model
+}
+
+}  // namespace
+}  // namespace systolic::testing
