@@ -56,6 +56,7 @@ CpuFeatures detect() {
   f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
   f.avx512vnni = cpuinfo_has_x86_avx512vnni();
   f.avx_vnni = f.avx2 && cpuid_avx_vnni();
+  if (f.avx512bf16 && f.avx512f) f.bf16_rate = measure_bf16_rate();
   bool tile = false, bf16 = false, int8 = false;
   if (cpuid_amx(&tile, &bf16, &int8) && amx_usable()) {
     f.amx_tile = tile;
@@ -81,7 +82,7 @@ CpuFeatures cap_isa(CpuFeatures f, const std::string& isa) {
     if (isa == kLadder[i]) level = i;
   if (level < 0) return f;  // an unknown name caps nothing
   if (level < 5) f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
-  if (level < 4) f.avx512bf16 = f.avx512vnni = false;
+  if (level < 4) f.avx512bf16 = f.avx512vnni = false, f.bf16_rate = {};
   if (level < 3) f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = false;
   if (level < 2 || level == 3) f.avx_vnni = false;
   if (level < 1) f.avx2 = f.fma = false;

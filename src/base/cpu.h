@@ -19,6 +19,12 @@ struct CpuFeatures {
   bool amx_tile = false;
   bool amx_bf16 = false;
   bool amx_int8 = false;
+  // Where avx512bf16 is: vdpbf16ps and vfmadd231ps throughput on one core (GFLOP/s), measured
+  // once at detection (bf16_rate_avx512bf16.cc); zero: not measured. A bf16 plan takes the
+  // vdpbf16ps kernels only where dpbf16ps > fma.
+  struct Bf16Rate {
+    double dpbf16ps = 0, fma = 0;
+  } bf16_rate;
   int cores = 1;
   std::size_t l1d_bytes = 32 * 1024;
   std::size_t l2_bytes = 1024 * 1024;
@@ -33,6 +39,9 @@ struct CpuFeatures {
 // The host's features. Honors SYSTOLIC_ISA=ref|avx2|avxvnni|avx512|avx512vnni|amx to cap the
 // instruction set (for testing fallbacks on a machine that has more).
 const CpuFeatures& host_cpu();
+
+// The measurement behind CpuFeatures::bf16_rate (about 1 ms); call only where avx512bf16 is.
+CpuFeatures::Bf16Rate measure_bf16_rate();
 
 // Features with everything above `isa` switched off. The ladder: "ref" (plain C++), "avx2"
 // (AVX2+FMA), "avxvnni" (+ AVX-VNNI), "avx512" (AVX-512 F/BW/VL/DQ, no VNNI or BF16),

@@ -1,4 +1,4 @@
-// Reference element-wise ops: activations, Round, arithmetic with numpy broadcasting, variadic
+// Reference element-wise ops: activations, Round, RoundBf16, arithmetic with numpy broadcasting, variadic
 // Min and Max, Cast, Where.
 #include <cmath>
 #include <cstring>
@@ -77,6 +77,9 @@ T unary(const ir::Node& n, T x) {
     case Op::HardSwish: return static_cast<T>(v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)));
     case Op::Round:
       if constexpr (std::is_floating_point_v<T>) return round_half_even(x);
+      else return x;
+    case Op::RoundBf16:
+      if constexpr (std::is_same_v<T, float>) return kernels::round_bf16(x);
       else return x;
     default: return x;
   }
@@ -188,6 +191,7 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
       return eval_cast(in[0], y);
     case Op::Relu: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Sqrt: case Op::Sigmoid:
     case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid: case Op::HardSwish: case Op::Round:
+    case Op::RoundBf16:
       return dispatch(y.dtype, [&]<typename T>() {
         const T* x = in[0].as<T>();
         for (int64_t i = 0; i < y.numel(); ++i) y.as<T>()[i] = unary<T>(n, x[i]);

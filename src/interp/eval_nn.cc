@@ -144,7 +144,13 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
       ep.act = static_cast<kernels::Act>(n.i("act", 0));
       ep.a = n.f("act_a", 0.f);
       ep.b = n.f("act_b", 0.f);
-      kernels::conv_ref_nchw(p, in[0].as<float>(), in[1].as<float>(), bias, residual, ep, y.as<float>());
+      // A bf16 conv (passes/lower_bf16.cc) multiplies bf16-rounded inputs and weights, and may
+      // round its output too.
+      ep.round_bf16 = n.i("bf16_out", 0) != 0;
+      if (n.i("bf16", 0))
+        kernels::conv_ref_bf16_nchw(p, in[0].as<float>(), in[1].as<float>(), bias, residual, ep, y.as<float>());
+      else
+        kernels::conv_ref_nchw(p, in[0].as<float>(), in[1].as<float>(), bias, residual, ep, y.as<float>());
       return Status::Ok();
     }
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {

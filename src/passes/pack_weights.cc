@@ -2,6 +2,7 @@
 // features and stores conv weights in that kernel's packed layout, so the plan carries them
 // ready to stream (no repacking at load or run time).
 #include "interp/nn_geometry.h"
+#include "kernels/bconv/bconv.h"
 #include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
 #include "kernels/qconv/qconv.h"
@@ -36,9 +37,17 @@ Status pack_weights(ir::Graph& g, PassContext& ctx) {
       kernels::ConvParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, g.t(n.inputs[0]).shape, w.shape, &p));
       std::string why;
-      const kernels::ConvKernel* k = kernels::conv_select(p, ctx.cpu, &why);
+      const kernels::ConvKernel* k = nullptr;
+      // bf16 (lower_bf16): a vdpbf16ps kernel where one accepts, else the fp32 family on the
+      // bf16 values the plan rounded.
+      const bool bf16 = n.i("bf16", 0) != 0;
+      if (bf16) {
+        k = kernels::bconv_select(p, ctx.cpu, &why);
+        if (kernels::bconv_is_reference(k)) k = nullptr;
+      }
+      if (!k) k = kernels::conv_select(p, ctx.cpu, &why);
       if (!k) return Err("Conv %s: no kernel accepts it: %s", n.name.c_str(), why.c_str());
-      ctx.log += n.name + ": " + k->name + "\n" + why;
+      ctx.log += n.name + ": " + k->name + (bf16 ? " (bf16)" : "") + "\n" + why;
       std::vector<float> packed(k->packed_floats(p));
       k->pack(p, w.as<float>(), packed.data());
       n.inputs[1] = g.add_const_f32(g.fresh_name(w.name + ".packed"), {static_cast<int64_t>(packed.size())}, packed);

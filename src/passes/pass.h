@@ -56,6 +56,7 @@ Status fuse_epilogue(ir::Graph&, PassContext&);
 Status fold_input_normalization(ir::Graph&, PassContext&);
 Status annotate_activations(ir::Graph&, PassContext&);
 Status lower_int8(ir::Graph&, PassContext&);
+Status lower_bf16(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);

@@ -29,6 +29,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fold_input_normalization", fold_input_normalization},
       {"annotate_activations", annotate_activations},
       {"lower_int8", lower_int8},
+      {"lower_bf16", lower_bf16},
       {"dead_code_elimination", dead_code_elimination},
       {"layout_assignment", layout_assignment},
       {"pack_weights", pack_weights},

@@ -53,9 +53,12 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Identity:
     case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder: case Op::Round:
+    case Op::RoundBf16:
       if (n.op == Op::Round && dt != DType::f32 && dt != DType::f64)
         return Err("Round %s: element type %s is not supported (float32 or float64)", n.name.c_str(),
                    ir::dtype_name(dt));
+      if (n.op == Op::RoundBf16 && dt != DType::f32)
+        return Err("RoundBf16 %s: element type %s is not supported (float32)", n.name.c_str(), ir::dtype_name(dt));
       if (n.op == Op::LRN && r < 3) return Err("LRN %s: input must have rank >= 3", n.name.c_str());
       if (n.op == Op::Softmax && (norm_axis(n.i("axis", -1), r) < 0 || norm_axis(n.i("axis", -1), r) >= r))
         return Err("Softmax %s: axis out of range", n.name.c_str());

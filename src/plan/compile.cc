@@ -1,6 +1,7 @@
 // compile(): the pass pipeline plus the statistics `systolic compile` reports.
 #include <chrono>
 
+#include "kernels/bconv/bconv.h"
 #include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
 #include "kernels/qconv/qconv.h"
@@ -110,7 +111,8 @@ Status check_runnable(const Program& p, const CpuFeatures& cpu) {
     auto it = n.attrs.find("kernel");
     if (it == n.attrs.end()) continue;
     const std::string& name = it->second.str_v;
-    const bool ok = n.op == ir::Op::Conv ? kernels::conv_find(name) != nullptr || kernels::qconv_find(name) != nullptr
+    const bool ok = n.op == ir::Op::Conv ? kernels::conv_find(name) != nullptr || kernels::qconv_find(name) != nullptr ||
+                                               kernels::bconv_find(name) != nullptr
                                          : kernels::pool_find(name) != nullptr || kernels::qpool_find(name) != nullptr;
     if (!ok) return Err("plan uses kernel %s, which this build does not have; recompile the model", name.c_str());
   }

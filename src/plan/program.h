@@ -15,7 +15,7 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 4;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization
+constexpr uint32_t kPlanVersion = 5;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16
 
 struct CompileStats {
   int64_t nodes_before = 0;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "interp/nn_geometry.h"
+#include "kernels/bconv/bconv.h"
 #include "runtime/session_step.h"
 
 namespace systolic::runtime {
@@ -25,7 +26,8 @@ bool eltwise_params(const ir::Graph& g, const ir::Node& n, kernels::EltwiseParam
   const ir::Tensor& y = g.t(n.outputs[0]);
   *p = kernels::EltwiseParams{};
   p->n = y.numel();
-  if (passes::as_activation(g, n, &p->act.act, &p->act.a, &p->act.b)) {
+  if (passes::as_activation(g, n, &p->act.act, &p->act.a, &p->act.b) || n.op == Op::RoundBf16) {
+    p->act.round_bf16 = n.op == Op::RoundBf16;  // a bf16 plan's rounding: no activation, then round
     *a = n.inputs[0];
     *b = -1;
     return true;
@@ -116,12 +118,17 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     } else if (n.op == ir::Op::Conv && has_kernel) {
       st->kind = Step::conv;
       st->conv_k = kernels::conv_find(kernel_it->second.str_v);
+      if (!st->conv_k) st->conv_k = kernels::bconv_find(kernel_it->second.str_v);
       if (!interp::decode_conv_params(n.ints("conv_params"), &st->cp))
         return Err("plan is corrupt: conv %s lacks its parameters", n.name.c_str());
       const kernels::ConvParams& p = st->cp;
       if (!st->conv_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
       std::string why;
-      if (!st->conv_k->accepts(p, host_cpu(), &why))
+      // The plan's kernel runs wherever the CPU can: vdpbf16ps was measured faster when it was
+      // chosen, and a measurement here must not turn that into an error.
+      CpuFeatures cpu = host_cpu();
+      cpu.bf16_rate = {};
+      if (!st->conv_k->accepts(p, cpu, &why))
         return Err("kernel %s cannot run conv %s here: %s; recompile the model", st->conv_k->name, n.name.c_str(), why.c_str());
       // The parameters must describe the tensors the plan gives the kernel.
       const int64_t out_n = int64_t{p.n} * p.oh * p.ow * p.oc;
@@ -147,6 +154,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->ca.epilogue.act = static_cast<kernels::Act>(n.i("act", 0));
       st->ca.epilogue.a = n.f("act_a", 0.f);
       st->ca.epilogue.b = n.f("act_b", 0.f);
+      st->ca.epilogue.round_bf16 = n.i("bf16_out", 0) != 0;  // bf16 plans (passes/lower_bf16.cc)
       workspace = std::max(workspace, st->conv_k->workspace_bytes(p));
       st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
     } else if (has_kernel) {

@@ -5,6 +5,7 @@
 //                         + bias[k] + residual[n,oy,ox,k] )
 //   with g = k / ocg, icg = ic/groups, ocg = oc/groups; out-of-range src reads are 0.
 //   With src_u8, src[n,y,x,c] = float(src_u8[n,y,x,c]) - src_offset[c] (dense NHWC bytes).
+//   With epilogue.round_bf16, dst is then rounded to the nearest bf16 (kernels/epilogue.h).
 //
 // Optimized kernels work on NHWC activations (pixel stride given, so a kernel can read a channel
 // slice of a bigger tensor or write into one, as Concat needs) and on weights packed at compile
@@ -68,5 +69,12 @@ const ConvKernel* conv_find(const std::string& name);
 // Plain NCHW reference with the same math (dense tensors, strides ignored).
 void conv_ref_nchw(const ConvParams&, const float* src, const float* w_oihw, const float* bias,
                    const float* residual, const Epilogue&, float* dst);
+
+// The bf16 oracle: the same (sum, bias and residual in double, then the activation in float and
+// the output rounded to bf16 when the epilogue asks), with src and w rounded to bf16
+// (round_bf16) as they are read. Every bf16-capable kernel (the fp32 ones fed bf16 values, and
+// kernels/bconv) is held to it within an fp32-accumulation tolerance.
+void conv_ref_bf16_nchw(const ConvParams&, const float* src, const float* w_oihw, const float* bias,
+                        const float* residual, const Epilogue&, float* dst);
 
 }  // namespace systolic::kernels

@@ -6,8 +6,8 @@
 // weight vectors stay in registers while OX horizontally adjacent outputs are computed at once,
 // sharing each input column load between the outputs that use it; pixels whose taps leave the
 // image horizontally go through the generic per-pixel path (`block`), rows cut by the top or
-// bottom pad just skip the missing tap rows. Bias, residual and activation are applied in
-// registers before the single store.
+// bottom pad just skip the missing tap rows. Bias, residual, activation and the bf16 rounding
+// are applied in registers before the single store.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -51,13 +51,14 @@ SYSTOLIC_INLINE void block(const ConvParams& p, const ConvArgs& a, long s0, long
       for (int v = 0; v < NB; ++v) acc[v] = T::fma(ld(s, v), T::load(w + v * W), acc[v]);
     }
   }
-  const bool vec_act = act_vectorized(a.epilogue.act);
+  const bool vec_act = act_vectorized(a.epilogue.act), vec_round = vec_act && a.epilogue.round_bf16;
   const V va = T::set1(a.epilogue.a), vb = T::set1(a.epilogue.b);
 #pragma GCC unroll 4
   for (int v = 0; v < NB; ++v) {
     V x = acc[v];
     if (r) x = T::add(x, ld(r + c, v));
     if (vec_act) x = act_vec<T>(x, a.epilogue.act, va, vb);
+    if (vec_round) x = T::round_bf16(x);
     if (v == NB - 1 && tail < W) T::store_n(d + c + v * W, x, tail);
     else T::store(d + c + v * W, x);
   }
@@ -79,9 +80,10 @@ struct RowJob {
 };
 
 template <class T, bool CLAMP>
-SYSTOLIC_INLINE void finish(typename T::V x, const float* r, float* d, float lo, float hi) {
+SYSTOLIC_INLINE void finish(typename T::V x, const float* r, float* d, float lo, float hi, bool round) {
   if (r) x = T::add(x, T::load(r));
   if (CLAMP) x = T::min(T::max(x, T::set1(lo)), T::set1(hi));
+  if (round) x = T::round_bf16(x);
   T::store(d, x);
 }
 
@@ -89,7 +91,7 @@ SYSTOLIC_INLINE void finish(typename T::V x, const float* r, float* d, float lo,
 template <class T, int KH, int KW, bool FULL, bool CLAMP>
 SYSTOLIC_INLINE void edge(const typename T::V (&wv)[KH][KW], const float* s, long row, long ss,
                           int ky0, int ky1, int base, int iw, const float* bias, float* d,
-                          const float* r, float lo, float hi) {
+                          const float* r, float lo, float hi, bool round) {
   typename T::V acc = bias ? T::load(bias) : T::zero();
   int kx0, kx1;
   tap_range(base, 1, iw, KW, &kx0, &kx1);
@@ -98,7 +100,7 @@ SYSTOLIC_INLINE void edge(const typename T::V (&wv)[KH][KW], const float* s, lon
     const float* q = s + (FULL ? ky : ky - ky0) * row;
     for (int kx = kx0; kx < kx1; ++kx) acc = T::fma(T::load(q + (base + kx) * ss), wv[ky][kx], acc);
   }
-  finish<T, CLAMP>(acc, r, d, lo, hi);
+  finish<T, CLAMP>(acc, r, d, lo, hi, round);
 }
 
 // OX adjacent outputs of one channel vector; each input column is loaded once and used by every
@@ -107,7 +109,7 @@ SYSTOLIC_INLINE void edge(const typename T::V (&wv)[KH][KW], const float* s, lon
 template <class T, int KH, int KW, int S, int OX, bool FULL, bool CLAMP>
 SYSTOLIC_INLINE void tile(const typename T::V (&wv)[KH][KW], const float* s, long row, long ss,
                           int ky0, int ky1, const float* bias, float* d, long ds, const float* r,
-                          long rs, float lo, float hi) {
+                          long rs, float lo, float hi, bool round) {
   using V = typename T::V;
   V acc[OX];
   const V b = bias ? T::load(bias) : T::zero();
@@ -135,7 +137,7 @@ SYSTOLIC_INLINE void tile(const typename T::V (&wv)[KH][KW], const float* s, lon
     }
   }
 #pragma GCC unroll 8
-  for (int o = 0; o < OX; ++o) finish<T, CLAMP>(acc[o], r ? r + o * rs : r, d + o * ds, lo, hi);
+  for (int o = 0; o < OX; ++o) finish<T, CLAMP>(acc[o], r ? r + o * rs : r, d + o * ds, lo, hi, round);
 }
 
 template <class T, int KH, int KW, int S, bool FULL, bool CLAMP>
@@ -146,12 +148,14 @@ void row_segment(const RowJob& j, const Epilogue& ep) {
   for (int ky = 0; ky < KH; ++ky)
     for (int kx = 0; kx < KW; ++kx) wv[ky][kx] = T::load(j.w + (ky * KW + kx) * j.cp);
   const float lo = ep.act == Act::relu ? 0.f : ep.a, hi = ep.act == Act::relu ? INFINITY : ep.b;
+  // The bf16 rounding follows the activation: here after a clamp or none, else in apply_act_n.
+  const bool round = ep.round_bf16 && (CLAMP || ep.act == Act::none);
   const long row = j.row, ss = j.ss, ds = j.ds, rs = j.rs;
   const int ky0 = j.ky0, ky1 = j.ky1;
   const float* const bias = j.bias;
   auto border = [&](int ox) {
     edge<T, KH, KW, FULL, CLAMP>(wv, j.src, row, ss, ky0, ky1, ox * S - j.pad_l, j.iw, bias,
-                                 j.dst + ox * ds, j.res ? j.res + ox * rs : nullptr, lo, hi);
+                                 j.dst + ox * ds, j.res ? j.res + ox * rs : nullptr, lo, hi, round);
   };
   for (int ox = 0; ox < j.lo; ++ox) border(ox);
   const float* s = j.src + (long(j.lo) * S - j.pad_l) * ss;
@@ -159,9 +163,9 @@ void row_segment(const RowJob& j, const Epilogue& ep) {
   const float* r = j.res ? j.res + j.lo * rs : nullptr;
   int ox = j.lo;
   for (; ox + OX <= j.hi; ox += OX, s += OX * S * ss, d += OX * ds, r = r ? r + OX * rs : r)
-    tile<T, KH, KW, S, OX, FULL, CLAMP>(wv, s, row, ss, ky0, ky1, bias, d, ds, r, rs, lo, hi);
+    tile<T, KH, KW, S, OX, FULL, CLAMP>(wv, s, row, ss, ky0, ky1, bias, d, ds, r, rs, lo, hi, round);
   for (; ox < j.hi; ++ox, s += S * ss, d += ds, r = r ? r + rs : r)
-    tile<T, KH, KW, S, 1, FULL, CLAMP>(wv, s, row, ss, ky0, ky1, bias, d, ds, r, rs, lo, hi);
+    tile<T, KH, KW, S, 1, FULL, CLAMP>(wv, s, row, ss, ky0, ky1, bias, d, ds, r, rs, lo, hi, round);
   for (ox = j.hi; ox < j.count; ++ox) border(ox);
   if (!CLAMP && ep.act != Act::none)
     for (ox = 0; ox < j.count; ++ox) apply_act_n(ep, j.dst + ox * ds, T::W);

@@ -1,4 +1,5 @@
-// Reference convolutions: plain NCHW (the test oracle) and NHWC "conv_f32_ref" (last fallback).
+// Reference convolutions: plain NCHW (the test oracles, fp32 and bf16) and NHWC "conv_f32_ref"
+// (last fallback).
 #include <cstring>
 
 #include "base/threadpool.h"
@@ -7,8 +8,12 @@
 
 namespace systolic::kernels {
 
-void conv_ref_nchw(const ConvParams& p, const float* src, const float* w, const float* bias,
-                   const float* residual, const Epilogue& ep, float* dst) {
+namespace {
+
+template <bool BF16>
+void ref_nchw(const ConvParams& p, const float* src, const float* w, const float* bias,
+              const float* residual, const Epilogue& ep, float* dst) {
+  auto in = [](float v) { return BF16 ? round_bf16(v) : v; };
   const int icg = p.ic / p.groups, ocg = p.oc / p.groups;
   for (int n = 0; n < p.n; ++n)
     for (int k = 0; k < p.oc; ++k) {
@@ -22,14 +27,26 @@ void conv_ref_nchw(const ConvParams& p, const float* src, const float* w, const 
                 const int iy = oy * p.sh - p.pad_t + ky * p.dh;
                 const int ix = ox * p.sw - p.pad_l + kx * p.dw;
                 if (iy < 0 || iy >= p.ih || ix < 0 || ix >= p.iw) continue;
-                acc += double(src[((long(n) * p.ic + g * icg + c) * p.ih + iy) * p.iw + ix]) *
-                       w[((long(k) * icg + c) * p.kh + ky) * p.kw + kx];
+                acc += double(in(src[((long(n) * p.ic + g * icg + c) * p.ih + iy) * p.iw + ix])) *
+                       in(w[((long(k) * icg + c) * p.kh + ky) * p.kw + kx]);
               }
           const long o = ((long(n) * p.oc + k) * p.oh + oy) * p.ow + ox;
           if (residual) acc += residual[o];
           dst[o] = apply_act(ep, float(acc));
         }
     }
+}
+
+}  // namespace
+
+void conv_ref_nchw(const ConvParams& p, const float* src, const float* w, const float* bias,
+                   const float* residual, const Epilogue& ep, float* dst) {
+  ref_nchw<false>(p, src, w, bias, residual, ep, dst);
+}
+
+void conv_ref_bf16_nchw(const ConvParams& p, const float* src, const float* w, const float* bias,
+                        const float* residual, const Epilogue& ep, float* dst) {
+  ref_nchw<true>(p, src, w, bias, residual, ep, dst);
 }
 
 namespace {

@@ -190,14 +190,14 @@ void transform_input(const Ctx& x, long t0, int nt, float* v) {
 }
 
 // dst tiles from M[e][t][0..NR) of one panel: A^T m A (rows into a small buffer, then columns),
-// then bias, residual and activation.
+// then bias, residual, activation and the bf16 rounding when asked.
 template <class F, class T, int NR>
 void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) {
   using V = typename T::V;
   constexpr int kTile = F::kTile, kIn = F::kIn, W = T::W;
   const ConvParams& p = x.p;
   const Epilogue& ep = x.a.epilogue;
-  const bool vec_act = act_vectorized(ep.act);
+  const bool vec_act = act_vectorized(ep.act), vec_round = vec_act && ep.round_bf16;
   const V va = T::set1(ep.a), vb = T::set1(ep.b);
   const long per_img = long(x.tiles_y) * x.tiles_x;
   const long estride = x.tb * NR;
@@ -237,6 +237,7 @@ void transform_output(const Ctx& x, long t0, int nt, int panel, const float* m) 
             y = T::add(y, n == W ? T::load(r) : T::load_n(r, n));
           }
           if (vec_act) y = act_vec<T>(y, ep.act, va, vb);
+          if (vec_round) y = T::round_bf16(y);
           float* d = x.a.dst + pix * x.ds + k0 + j;
           if (n == W) T::store(d, y);
           else T::store_n(d, y, n);

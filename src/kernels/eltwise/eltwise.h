@@ -6,7 +6,8 @@
 //         b_mode 1: 0                      (scalar b)
 //         b_mode 2: i % channels           (per-channel, channels innermost: NHWC with a [C] operand)
 //         b_mode 3: (i / inner) % channels (per-channel, channels outer: NCHW with a [C,1,1] operand)
-//   act:  apply_act(act, .) of kernels/epilogue.h.
+//   act:  apply_act(act, .) of kernels/epilogue.h (with act.round_bf16, the result rounded to bf16:
+//         RoundBf16 is the unary form with no activation).
 // y may alias a (in place); b is read only. Kernels never allocate. eltwise_ref is the oracle.
 #pragma once
 #include <pthreadpool.h>

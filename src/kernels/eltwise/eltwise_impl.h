@@ -4,7 +4,8 @@
 //
 // T provides: V, W, zero, set1, load, load_n, store, store_n, add, sub, mul, div, fma (a*b+c),
 // min, max, lt_select (a < b ? x : y), abs, copysign (|mag| with sign of s), round (to nearest),
-// scale2 (p * 2^n for integral n in [-150, 129]).
+// scale2 (p * 2^n for integral n in [-150, 129]), round_bf16 (to the nearest bf16, as
+// kernels/epilogue.h's round_bf16).
 #pragma once
 #include <cstdint>
 
@@ -88,13 +89,19 @@ inline typename T::V binop(typename T::V x, typename T::V w) {
   if constexpr (OP == int(BinaryOp::prelu)) return T::lt_select(x, T::zero(), T::mul(x, w), x);
 }
 
-// y[0, len) = act(op(a, b)); SB: b is the scalar b[0]. Four vectors per step, then one, then a
-// masked tail; every a load of a step precedes its stores, so y may alias a.
-template <class T, int OP, Act A, bool SB>
+// y[0, len) = act(op(a, b)), rounded to bf16 with RB; SB: b is the scalar b[0]. Four vectors
+// per step, then one, then a masked tail; every a load of a step precedes its stores, so y may
+// alias a.
+template <class T, int OP, Act A, bool SB, bool RB>
 void seg(const float* a, const float* b, float* y, int64_t len, const Epilogue& e) {
   using V = typename T::V;
   constexpr int W = T::W;
   const ActArgs<T> k(e);
+  auto fin = [&](V v) {
+    v = act<T, A>(v, k);
+    if constexpr (RB) v = T::round_bf16(v);
+    return v;
+  };
   V bs = T::zero();
   if constexpr (OP != kUnary && SB) bs = T::set1(*b);
   auto bv = [&](int64_t j) {
@@ -104,48 +111,49 @@ void seg(const float* a, const float* b, float* y, int64_t len, const Epilogue& 
   int64_t i = 0;
   for (; i + 4 * W <= len; i += 4 * W) {
     V r[4];
-    for (int u = 0; u < 4; ++u) r[u] = act<T, A>(binop<T, OP>(T::load(a + i + u * W), bv(i + u * W)), k);
+    for (int u = 0; u < 4; ++u) r[u] = fin(binop<T, OP>(T::load(a + i + u * W), bv(i + u * W)));
     for (int u = 0; u < 4; ++u) T::store(y + i + u * W, r[u]);
   }
-  for (; i + W <= len; i += W) T::store(y + i, act<T, A>(binop<T, OP>(T::load(a + i), bv(i)), k));
+  for (; i + W <= len; i += W) T::store(y + i, fin(binop<T, OP>(T::load(a + i), bv(i))));
   if (const int t = int(len - i); t > 0) {
     V w = bs;
     if constexpr (OP != kUnary && !SB) w = T::load_n(b + i, t);
-    T::store_n(y + i, act<T, A>(binop<T, OP>(T::load_n(a + i, t), w), k), t);
+    T::store_n(y + i, fin(binop<T, OP>(T::load_n(a + i, t), w)), t);
   }
 }
 
-template <class T, int OP, bool SB>
+template <class T, int OP, bool SB, bool RB>
 EltwiseSegFn pick_act(Act a) {
   switch (a) {
-    case Act::none: return seg<T, OP, Act::none, SB>;
-    case Act::relu: return seg<T, OP, Act::relu, SB>;
-    case Act::clip: return seg<T, OP, Act::clip, SB>;
-    case Act::leaky_relu: return seg<T, OP, Act::leaky_relu, SB>;
-    case Act::sigmoid: return seg<T, OP, Act::sigmoid, SB>;
-    case Act::hard_sigmoid: return seg<T, OP, Act::hard_sigmoid, SB>;
-    case Act::hard_swish: return seg<T, OP, Act::hard_swish, SB>;
-    case Act::tanh: return seg<T, OP, Act::tanh, SB>;
+    case Act::none: return seg<T, OP, Act::none, SB, RB>;
+    case Act::relu: return seg<T, OP, Act::relu, SB, RB>;
+    case Act::clip: return seg<T, OP, Act::clip, SB, RB>;
+    case Act::leaky_relu: return seg<T, OP, Act::leaky_relu, SB, RB>;
+    case Act::sigmoid: return seg<T, OP, Act::sigmoid, SB, RB>;
+    case Act::hard_sigmoid: return seg<T, OP, Act::hard_sigmoid, SB, RB>;
+    case Act::hard_swish: return seg<T, OP, Act::hard_swish, SB, RB>;
+    case Act::tanh: return seg<T, OP, Act::tanh, SB, RB>;
   }
   return nullptr;
 }
 
-template <class T, bool SB>
+template <class T, bool SB, bool RB>
 EltwiseSegFn pick(const EltwiseParams& p) {
-  if (!p.binary) return pick_act<T, kUnary, false>(p.act.act);
+  if (!p.binary) return pick_act<T, kUnary, false, RB>(p.act.act);
   switch (p.op) {
-    case BinaryOp::add: return pick_act<T, int(BinaryOp::add), SB>(p.act.act);
-    case BinaryOp::sub: return pick_act<T, int(BinaryOp::sub), SB>(p.act.act);
-    case BinaryOp::mul: return pick_act<T, int(BinaryOp::mul), SB>(p.act.act);
-    case BinaryOp::div: return pick_act<T, int(BinaryOp::div), SB>(p.act.act);
-    case BinaryOp::prelu: return pick_act<T, int(BinaryOp::prelu), SB>(p.act.act);
+    case BinaryOp::add: return pick_act<T, int(BinaryOp::add), SB, RB>(p.act.act);
+    case BinaryOp::sub: return pick_act<T, int(BinaryOp::sub), SB, RB>(p.act.act);
+    case BinaryOp::mul: return pick_act<T, int(BinaryOp::mul), SB, RB>(p.act.act);
+    case BinaryOp::div: return pick_act<T, int(BinaryOp::div), SB, RB>(p.act.act);
+    case BinaryOp::prelu: return pick_act<T, int(BinaryOp::prelu), SB, RB>(p.act.act);
   }
   return nullptr;
 }
 
 template <class T>
 void run(const EltwiseParams& p, const float* a, const float* b, float* y, pthreadpool_t pool) {
-  eltwise_drive(p, a, b, y, pool, pick<T, false>(p), pick<T, true>(p));
+  if (p.act.round_bf16) eltwise_drive(p, a, b, y, pool, pick<T, false, true>(p), pick<T, true, true>(p));
+  else eltwise_drive(p, a, b, y, pool, pick<T, false, false>(p), pick<T, true, false>(p));
 }
 
 }  // namespace

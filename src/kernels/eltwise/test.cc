@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <set>
 #include <vector>
@@ -158,6 +159,55 @@ TEST(EltwiseKernels, SigmoidTanhAccuracy) {
       }
       std::printf("%s %s: max relative error %.3g at x=%g\n", all[k].name, act_name(act), worst, at);
       EXPECT_LE(worst, 1e-6) << all[k].name << " " << act_name(act) << " at x=" << at;
+    }
+  }
+}
+
+// The bf16 rounding after the activation (RoundBf16 is the unary form with none): bit-exact,
+// alone on special values too (ties, NaN payloads, infinities, overflow, denormals, signed
+// zeros), and after the exact activations; one bf16 step for the approximated ones, whose float results may straddle
+// a rounding boundary.
+TEST(EltwiseKernels, RoundBf16) {
+  std::mt19937 rng(3);
+  ThreadPool pool = make_thread_pool(2);
+  const std::vector<float> plain = random(100003, -4.f, 4.f, false, rng);
+  std::vector<float> specials = plain;  // for RoundBf16 itself (activations of NaN are not the point here)
+  const uint32_t special[] = {0x3F808000u, 0x3F818000u, 0xBF818000u, 0x7FC00000u, 0x7F800001u, 0xFF800001u,
+                              0x7FBFFFFFu, 0x7F800000u, 0xFF800000u, 0x7F7FFFFFu, 0x00008000u, 0x00018000u,
+                              0x80000000u, 0x00000000u, 0x3F80FFFFu, 0x3F817FFFu};
+  for (std::size_t i = 0; i < sizeof special / sizeof *special; ++i) std::memcpy(&specials[i * 37], &special[i], 4);
+  for (const Epilogue& act : kActs) {
+    const std::vector<float>& a = act.act == Act::none ? specials : plain;
+    Epilogue e = act;
+    e.round_bf16 = true;
+    std::vector<float> want(a.size());
+    EltwiseParams p;
+    p.n = int64_t(a.size()), p.act = e;
+    eltwise_ref(p, a.data(), nullptr, want.data());
+    std::size_t count;
+    const EltwiseKernel* all = eltwise_kernels(&count);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!all[k].accepts(p, host_cpu(), nullptr)) continue;
+      for (bool in_place : {false, true}) {
+        std::vector<float> y(a.size(), kSentinel);
+        const float* src = a.data();
+        if (in_place) y = a, src = y.data();
+        all[k].run(p, src, nullptr, y.data(), pool.get());
+        int64_t bad = 0, first = -1;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          uint32_t gb, wb;
+          std::memcpy(&gb, &y[i], 4);
+          std::memcpy(&wb, &want[i], 4);
+          const bool exact = gb == wb || (std::isnan(y[i]) && std::isnan(want[i]) && (gb >> 31) == (wb >> 31));
+          const bool near = std::fabs(y[i] - want[i]) <= std::ldexp(std::fabs(want[i]), -7) + FLT_MIN;
+          const bool approx = act.act == Act::sigmoid || act.act == Act::tanh || act.act == Act::hard_sigmoid ||
+                              act.act == Act::hard_swish;
+          if (!(exact || (approx && near)) || (gb & 0xFFFF)) bad++, first = first < 0 ? int64_t(i) : first;
+        }
+        EXPECT_EQ(bad, 0) << all[k].name << " act=" << act_name(act.act) << " in_place=" << in_place
+                          << " first bad at " << first << ": got " << (first >= 0 ? y[first] : 0.f) << " want "
+                          << (first >= 0 ? want[first] : 0.f);
+      }
     }
   }
 }

@@ -7,8 +7,9 @@
 
 namespace systolic::kernels {
 
-// Scalar activation over n floats, compiled without ISA flags (act_scalar.cc) so that ISA files
-// never emit their own copy of apply_act for the linker to pick.
+// Scalar activation (and bf16 rounding, when the epilogue asks) over n floats, compiled without
+// ISA flags (act_scalar.cc) so that ISA files never emit their own copy of apply_act for the
+// linker to pick.
 void apply_act_n(const Epilogue& e, float* x, int n);
 
 // Internal linkage: each ISA file keeps its own copy of these helpers.
@@ -51,7 +52,8 @@ SYSTOLIC_INLINE typename T::V act_vec(typename T::V x, Act act, typename T::V a,
   }
 }
 
-// Adds bias and residual, applies the activation and stores `rows` rows of NV vectors.
+// Adds bias and residual, applies the activation and the bf16 rounding (when the epilogue asks)
+// and stores `rows` rows of NV vectors.
 template <class T, int MR, int NV>
 SYSTOLIC_INLINE void store_tile(typename T::V (&acc)[MR][NV], const TileOut& o) {
   using V = typename T::V;
@@ -83,6 +85,9 @@ SYSTOLIC_INLINE void store_tile(typename T::V (&acc)[MR][NV], const TileOut& o) 
       for (int j = 0; j < NV; ++j) acc[i][j] = T::add(acc[i][j], b[j]);
   }
   const bool vec_act = act_vectorized(o.ep.act);
+  // The bf16 rounding goes last: in registers after a vectorized activation, else in
+  // apply_act_n with the activation.
+  const bool vec_round = vec_act && o.ep.round_bf16;
   const V va = T::set1(o.ep.a), vb = T::set1(o.ep.b);
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
@@ -93,6 +98,7 @@ SYSTOLIC_INLINE void store_tile(typename T::V (&acc)[MR][NV], const TileOut& o) 
       V x = acc[i][j];
       if (r) x = T::add(x, full ? T::load(r + j * W) : T::load_n(r + j * W, nv[j]));
       if (vec_act) x = act_vec<T>(x, o.ep.act, va, vb);
+      if (vec_round) x = T::round_bf16(x);
       if (full) T::store(d + j * W, x);
       else if (nv[j] > 0) T::store_n(d + j * W, x, nv[j]);
     }

@@ -29,6 +29,16 @@ struct VecAvx2 {
   // Loads the first n lanes (others 0) / stores the first n lanes; never touches the rest.
   static V load_n(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
   static void store_n(float* p, V v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+  // Each lane rounded to the nearest bf16, ties to even, NaN kept (kernels/epilogue.h round_bf16).
+  static V round_bf16(V x) {
+    const __m256i u = _mm256_castps_si256(x);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF)));
+    const __m256i q = _mm256_or_si256(u, _mm256_set1_epi32(0x00400000));
+    const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+    const __m256 v = _mm256_blendv_ps(_mm256_castsi256_ps(r), _mm256_castsi256_ps(q), nan);
+    return _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(int(0xFFFF0000u))));
+  }
   static float hsum(V v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

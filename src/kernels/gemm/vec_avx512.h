@@ -27,6 +27,14 @@ struct VecAvx512 {
   static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_n(float* p, V v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+  // Each lane rounded to the nearest bf16, ties to even, NaN kept (kernels/epilogue.h round_bf16).
+  static V round_bf16(V x) {
+    const __m512i u = _mm512_castps_si512(x);
+    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(0xFFFF, u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    r = _mm512_mask_or_epi32(r, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), u, _mm512_set1_epi32(0x00400000));
+    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32(int(0xFFFF0000u))));
+  }
 };
 
 }  // namespace systolic::kernels

@@ -1,0 +1,52 @@
+// The bf16 implicit-GEMM conv kernels' table entries: checks and K2 packing (plain code), run per ISA.
+#include <cstdio>
+
+#include "kernels/bconv/bconv_igemm.h"
+#include "kernels/conv/conv_util.h"
+
+namespace systolic::kernels {
+
+void bconv_igemm_6x64_avx512bf16_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+void bconv_igemm_8x32_avx512bf16_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+
+namespace {
+
+bool accepts_avx512bf16(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!cpu.has_avx512() || !cpu.avx512bf16) return conv_reject(why, "needs avx512-bf16");
+  if (!conv_well_formed(p, why)) return false;
+  if (p.src_u8) return conv_reject(why, "a uint8 image source is the fp32 family's");
+  // Where measured (at detection): vdpbf16ps must beat fp32 FMA, as on AMD Zen 4/5 (twice the
+  // rate), not on Intel parts that run it at half (Cooper Lake to Emerald Rapids without AMX).
+  const CpuFeatures::Bf16Rate& r = cpu.bf16_rate;
+  if (r.fma > 0 && r.dpbf16ps <= r.fma) {
+    if (why) {
+      char msg[128];
+      std::snprintf(msg, sizeof msg, "vdpbf16ps measured slower than FMA here: %.0f vs %.0f GFLOP/s", r.dpbf16ps,
+                    r.fma);
+      *why = msg;
+    }
+    return false;
+  }
+  return true;
+}
+
+// 64-wide panels only where they pad the channels no more than 32-wide ones would.
+bool accepts_avx512bf16_64(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!accepts_avx512bf16(p, cpu, why)) return false;
+  const int ocg = p.oc / p.groups;
+  if (bigemm::ceil_div(ocg, 64) * 64 > bigemm::ceil_div(ocg, 32) * 32)
+    return conv_reject(why, "output channels per group fill 32-wide panels better");
+  return true;
+}
+
+}  // namespace
+
+extern const ConvKernel conv_bf16_igemm_6x64_avx512bf16 = {
+    "conv_bf16_igemm_6x64_avx512bf16", accepts_avx512bf16_64, bigemm::packed_floats<64>, bigemm::pack<64>,
+    bigemm::workspace_bytes, bconv_igemm_6x64_avx512bf16_run};
+
+extern const ConvKernel conv_bf16_igemm_8x32_avx512bf16 = {
+    "conv_bf16_igemm_8x32_avx512bf16", accepts_avx512bf16, bigemm::packed_floats<32>, bigemm::pack<32>,
+    bigemm::workspace_bytes, bconv_igemm_8x32_avx512bf16_run};
+
+}  // namespace systolic::kernels
