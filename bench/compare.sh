@@ -5,9 +5,12 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 usage: bench/compare.sh [--models "resnet50 mobilenet_v2 resnet18"] [--batches "1 16"]
-                        [--threads 2] [--rounds 3] [--iters 20] [--warmup 3]
+                        [--threads 2] [--rounds 3] [--iters 20] [--warmup 3] [--precision fp32|int8|bf16]
 Builds missing zoo models into build/zoo/, then for each model and batch runs build/systolic
 and ONNX Runtime (bench/ort_bench.js) alternately for --rounds rounds and reports the median.
+--precision int8: both engines run the same QDQ model, written once per zoo model by
+`systolic quantize MODEL.onnx --calibration random:16 -o build/zoo/MODEL_int8.onnx`.
+--precision bf16: systolic runs bf16; ONNX Runtime (no bf16 on CPU) runs fp32.
 Environment: SYSTOLIC (binary, default build/systolic), ZOO_DIR (default build/zoo).
 EOF
 }
@@ -17,13 +20,13 @@ die() { echo "compare.sh: $*" >&2; exit 1; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 models="resnet50 mobilenet_v2 resnet18"
 batches="1 16"
-threads=2 rounds=3 iters=20 warmup=3
+threads=2 rounds=3 iters=20 warmup=3 precision=fp32
 while [[ $# -gt 0 ]]; do
   [[ $1 == -h || $1 == --help ]] && { usage; exit 0; }
   [[ $# -ge 2 ]] || die "missing value for $1 (see --help)"
   case $1 in
     --models) models=$2 ;; --batches) batches=$2 ;; --threads) threads=$2 ;;
-    --rounds) rounds=$2 ;; --iters) iters=$2 ;; --warmup) warmup=$2 ;;
+    --rounds) rounds=$2 ;; --iters) iters=$2 ;; --warmup) warmup=$2 ;; --precision) precision=$2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2
@@ -32,6 +35,7 @@ for v in "$threads" "$rounds" "$iters" $batches; do
   [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || die "not a positive integer: '$v'"
 done
 [[ $warmup =~ ^[0-9]+$ ]] || die "--warmup: not a non-negative integer: '$warmup'"
+[[ $precision == fp32 || $precision == int8 || $precision == bf16 ]] || die "--precision: fp32, int8 or bf16, not '$precision'"
 [[ -n ${models// /} && -n ${batches// /} ]] || die "--models and --batches must not be empty"
 
 SYSTOLIC=${SYSTOLIC:-$ROOT/build/systolic}
@@ -50,15 +54,23 @@ for m in $models; do
     "$SYSTOLIC" zoo "$m" -o "$work/$m.onnx" >&2 || die "'systolic zoo $m' failed"
     mv "$work/$m.onnx" "$ZOO_DIR/$m.onnx"
   fi
+  if [[ $precision == int8 && ! -s $ZOO_DIR/${m}_int8.onnx ]]; then
+    echo "quantizing $m -> $ZOO_DIR/${m}_int8.onnx (QDQ, calibrated on random inputs)" >&2
+    "$SYSTOLIC" quantize "$ZOO_DIR/$m.onnx" --calibration random:16 -o "$work/${m}_int8.onnx" >&2 ||
+      die "'systolic quantize $m' failed"
+    mv "$work/${m}_int8.onnx" "$ZOO_DIR/${m}_int8.onnx"
+  fi
 done
 
 # run ENGINE MODEL BATCH ROUND: saves the tool's stdout and lists it in the manifest.
 failures=0 n=0
 run() {
   local engine=$1 m=$2 b=$3 round=$4 out=$work/run$((++n)).out ok=1
-  local model=$ZOO_DIR/$m.onnx
+  local model=$ZOO_DIR/$m.onnx sprec=()
+  [[ $precision == int8 ]] && model=$ZOO_DIR/${m}_int8.onnx
+  [[ $precision == bf16 ]] && sprec=(--precision bf16)
   if [[ $engine == systolic ]]; then
-    "$SYSTOLIC" bench "$model" --batch "$b" --threads "$threads" --iters "$iters" --json \
+    "$SYSTOLIC" bench "$model" --batch "$b" --threads "$threads" --iters "$iters" "${sprec[@]}" --json \
       >"$out" 2>"$work/err" || ok=0
   else
     node "$ROOT/bench/ort_bench.js" "$model" --batch "$b" --threads "$threads" \
@@ -86,7 +98,7 @@ for m in $models; do
 done
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
-echo "systolic vs ONNX Runtime: ${cpu:-unknown CPU}, $threads threads, median of $rounds rounds x $iters iters"
+echo "systolic vs ONNX Runtime ($precision): ${cpu:-unknown CPU}, $threads threads, median of $rounds rounds x $iters iters"
 echo
 node - "$work/manifest" "$models" "$batches" <<'EOF' || failures=$((failures + 1))
 const fs = require('fs');
