@@ -7,25 +7,26 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: bench/classify_compare.sh [--model resnet50] [--count 1000] [--batch 1] [--threads 2]
-                                 [--loaders 1] [--rounds 1] [--no-peer]
+                                 [--loaders 1] [--rounds 1] [--precision fp32|bf16|int8] [--no-peer]
 Makes --count synthetic JPEGs (bench/make_images.py, cached in build/images-COUNT), compiles the
 zoo model with --preprocess imagenet for --batch, then per round runs: systolic bench (random
 uint8 images already in memory), systolic classify (files decoded, resized and cropped in the
-pipeline), and bench/pil_ort_classify.py (PIL + ONNX Runtime, one image after the other).
+pipeline), and bench/pil_ort_classify.py (PIL + ONNX Runtime fp32, one image after the other).
+--precision int8 compiles an int8 image plan (calibrated on 16 random images: speed only).
 Environment: SYSTOLIC (binary, default build/systolic).
 USAGE
 }
 die() { echo "classify_compare.sh: $*" >&2; exit 1; }
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-model=resnet50 count=1000 batch=1 threads=2 loaders=1 rounds=1 peer=1
+model=resnet50 count=1000 batch=1 threads=2 loaders=1 rounds=1 peer=1 precision=fp32
 while [[ $# -gt 0 ]]; do
   [[ $1 == -h || $1 == --help ]] && { usage; exit 0; }
   [[ $1 == --no-peer ]] && { peer=0; shift; continue; }
   [[ $# -ge 2 ]] || die "missing value for $1 (see --help)"
   case $1 in
     --model) model=$2 ;; --count) count=$2 ;; --batch) batch=$2 ;; --threads) threads=$2 ;;
-    --loaders) loaders=$2 ;; --rounds) rounds=$2 ;;
+    --loaders) loaders=$2 ;; --rounds) rounds=$2 ;; --precision) precision=$2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2
@@ -33,6 +34,7 @@ done
 for v in "$count" "$batch" "$threads" "$loaders" "$rounds"; do
   [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || die "not a positive integer: '$v'"
 done
+[[ $precision == fp32 || $precision == bf16 || $precision == int8 ]] || die "--precision: fp32, bf16 or int8, not '$precision'"
 SYSTOLIC=${SYSTOLIC:-$ROOT/build/systolic}
 [[ -x $SYSTOLIC ]] || die "$SYSTOLIC not found: build it first"
 zoo=$ROOT/build/zoo images=$ROOT/build/images-$count
@@ -43,8 +45,9 @@ if [[ ! -f $images/.complete ]]; then
   /usr/bin/python3 "$ROOT/bench/make_images.py" --count "$count" --out "$images" --seed 1 >&2
   touch "$images/.complete"
 fi
-plan=$zoo/$model-image-b$batch.plan
-"$SYSTOLIC" compile "$zoo/$model.onnx" --preprocess imagenet --batch "$batch" -o "$plan" >/dev/null
+plan=$zoo/$model-image-$precision-b$batch.plan
+"$SYSTOLIC" compile "$zoo/$model.onnx" --preprocess imagenet --batch "$batch" --precision "$precision" -o "$plan" \
+  >/dev/null 2>&1 || die "compile failed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 json() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$@"; }
@@ -67,13 +70,13 @@ for ((r = 1; r <= rounds; r++)); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 b=$(median "${bench_v[@]}") c=$(median "${classify_v[@]}")
-echo "| model | batch | images | systolic bench img/s | systolic classify img/s | classify / bench | PIL+ORT img/s | classify / PIL+ORT |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| model | precision | batch | images | systolic bench img/s | systolic classify img/s | classify / bench | PIL+ORT img/s | classify / PIL+ORT |"
+echo "|---|---|---|---|---|---|---|---|---|"
 if (( peer )); then
   p=$(median "${peer_v[@]}")
-  awk -v m="$model" -v bt="$batch" -v n="$count" -v b="$b" -v c="$c" -v p="$p" \
-    'BEGIN { printf "| %s | %d | %d | %.1f | %.1f | %.2f | %.1f | %.2fx |\n", m, bt, n, b, c, c / b, p, c / p }'
+  awk -v m="$model" -v pr="$precision" -v bt="$batch" -v n="$count" -v b="$b" -v c="$c" -v p="$p" \
+    'BEGIN { printf "| %s | %s | %d | %d | %.1f | %.1f | %.2f | %.1f | %.2fx |\n", m, pr, bt, n, b, c, c / b, p, c / p }'
 else
-  awk -v m="$model" -v bt="$batch" -v n="$count" -v b="$b" -v c="$c" \
-    'BEGIN { printf "| %s | %d | %d | %.1f | %.1f | %.2f | - | - |\n", m, bt, n, b, c, c / b }'
+  awk -v m="$model" -v pr="$precision" -v bt="$batch" -v n="$count" -v b="$b" -v c="$c" \
+    'BEGIN { printf "| %s | %s | %d | %d | %.1f | %.1f | %.2f | - | - |\n", m, pr, bt, n, b, c, c / b }'
 fi
