@@ -5,10 +5,15 @@
 // every int8 kernel equals the reference and the float epilogues round identically.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "frontend/tensor_io.h"
+#include "image/image.h"
+#include "image/test_images.h"
 #include "tests/cli_run.h"
 #include "tests/graph_builder.h"
 
@@ -76,6 +81,36 @@ TEST_P(Int8EveryIsa, SameLogitsBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, Int8EveryIsa, ::testing::Values("resnet18", "mobilenet_v2"));
+
+// An int8 image plan: the uint8 pixels feed the int8 stem (normalisation folded into its weights,
+// bias and padding), calibrated and compared on photo-like images against the fp32 image plan.
+TEST(Int8Image, StemReadsTheImageBytes) {
+  const std::string imgs = dir() + "/images";
+  mkdir(imgs.c_str(), 0755);
+  const image::testing::Pattern patterns[] = {image::testing::Pattern::smooth_noise, image::testing::Pattern::gradient,
+                                              image::testing::Pattern::smooth_noise};
+  for (int i = 0; i < 3; ++i) {
+    const image::Image img = image::testing::make_image(320 + 40 * i, 260 + 20 * i, patterns[i], 7 + i);
+    std::vector<uint8_t> png;
+    ASSERT_TRUE(image::encode_png(img, &png).ok());
+    std::ofstream(imgs + "/p" + std::to_string(i) + ".png", std::ios::binary)
+        .write(reinterpret_cast<const char*>(png.data()), png.size());
+  }
+  const std::string m = zoo_model("resnet18");
+  const std::string flags = " --preprocess imagenet --precision int8 --calibration " + imgs;
+  const CliResult k = sh("compile " + m + flags + " --kernels");
+  ASSERT_EQ(k.status, 0) << k.err;
+  EXPECT_NE(k.out.find("normalisation: folded into the first convolution"), std::string::npos) << k.out;
+  EXPECT_NE(k.out.find("conv1: qconv_u8s8_"), std::string::npos) << k.out;
+  const CliResult r = sh("compare " + m + flags + " --inputs " + imgs + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  std::printf("resnet18 image plan: int8 vs fp32 cosine %.6f\n", j["cosine"].get<double>());
+  EXPECT_EQ(j["samples"], 3);
+  EXPECT_GE(j["cosine"].get<double>(), 0.999);
+  EXPECT_LT(j["cosine"].get<double>(), 1.0 - 1e-9);
+}
 
 }  // namespace
 }  // namespace systolic::testing

@@ -293,6 +293,9 @@ struct Lowering {
       if (res >= 0) n.inputs[3] = as_f32(res);
     }
     if (!image) n.inputs[0] = as_u8(n.inputs[0]);
+    // The image's bytes are this conv's uint8 input as they are (scale 1, zero points in bias
+    // and padding): an ordinary int8 conv now, not the fp32 family's converting read.
+    n.attrs.erase("src_u8");
     n.attrs.erase("src_offset");
     n.set_floats("q_scale", scale);
     n.set_ints("q_pad", pad);
