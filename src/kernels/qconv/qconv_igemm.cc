@@ -1,5 +1,6 @@
 // The int8 implicit-GEMM conv kernels' table entries: checks and packing (plain code), run per ISA.
 #include "kernels/conv/conv_util.h"
+#include "kernels/qconv/qconv_amx.h"
 #include "kernels/qconv/qconv_igemm.h"
 
 namespace systolic::kernels {
@@ -8,6 +9,8 @@ void qconv_igemm_6x16_avx2_run(const QConvParams&, const QConvArgs&, pthreadpool
 void qconv_igemm_6x16_avxvnni_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
 void qconv_igemm_6x64_avx512vnni_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
 void qconv_igemm_8x32_avx512vnni_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
+void qconv_igemm_32x32_amx_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
+bool qconv_amx_self_test();  // qconv_igemm_amx.cc
 
 namespace {
 
@@ -43,9 +46,28 @@ bool accepts_avx512vnni_64(const QConvParams& p, const CpuFeatures& cpu, std::st
   return true;
 }
 
+// AMX where the OS granted the tile state (base/cpu.cc) and, on this host, the start-up
+// self-test gave the reference's bytes; a window of a few bytes per group would be mostly the
+// 64-byte tile padding (depthwise has its own kernels).
+bool accepts_amx(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!cpu.amx_int8 || !cpu.avx512f || !cpu.avx512bw) return conv_reject(why, "needs amx-int8 (granted by the OS)");
+  const long icg = p.conv.ic / p.conv.groups;
+  if (long(p.conv.kh) * p.conv.kw * icg < 32) return conv_reject(why, "kernel window under 32 bytes: tiles mostly padding");
+  if (!common(p, why)) return false;
+  if (host_cpu().amx_int8) {
+    static const bool ok = qconv_amx_self_test();
+    if (!ok) return conv_reject(why, "AMX self-test gave wrong results on this machine");
+  }
+  return true;
+}
+
 std::size_t no_workspace(const QConvParams&) { return 0; }
 
 }  // namespace
+
+extern const QConvKernel qconv_u8s8_igemm_32x32_amx = {
+    "qconv_u8s8_igemm_32x32_amx", accepts_amx, qamx::packed_bytes, qigemm::pack<int8_t, qamx::NR, 4>, no_workspace,
+    qconv_igemm_32x32_amx_run};
 
 extern const QConvKernel qconv_u8s8_igemm_6x64_avx512vnni = {
     "qconv_u8s8_igemm_6x64_avx512vnni", accepts_avx512vnni_64, qigemm::packed_bytes<int8_t, 64, 4>,

@@ -17,17 +17,19 @@
 
 namespace systolic::kernels {
 
-extern const QConvKernel qconv_u8s8_igemm_6x16_k4emulated_avx2;  // k4_emulation_avx2_test.cc
+extern const QConvKernel qconv_u8s8_igemm_6x16_k4emulated_avx2;    // k4_emulation_avx2_test.cc
+extern const QConvKernel qconv_u8s8_igemm_32x32_amxemulated_avx2;  // amx_emulation_avx2_test.cc
 
 namespace {
 
-// The list, plus the test-only K4 emulation (the VNNI code path on any AVX2 machine).
+// The list, plus the test-only emulations of the VNNI and AMX code paths on any AVX2 machine.
 std::vector<const QConvKernel*> kernels_to_check() {
   std::size_t count;
   const QConvKernel* all = qconv_kernels(&count);
   std::vector<const QConvKernel*> v;
   for (std::size_t k = 0; k < count; ++k) v.push_back(&all[k]);
   v.push_back(&qconv_u8s8_igemm_6x16_k4emulated_avx2);
+  v.push_back(&qconv_u8s8_igemm_32x32_amxemulated_avx2);
   return v;
 }
 

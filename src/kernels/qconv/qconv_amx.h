@@ -1,0 +1,127 @@
+// Int8 implicit-GEMM NHWC conv driver for AMX-shaped tile units over a traits struct T: the
+// epilogue traits (V, W, load32, requant, ...: qvec_epilogue_*.h) plus tile operations
+//   config()                    16x64-byte tiles 0..7 (palette 1)
+//   zero<t>(), load<t>(p, ld), store<t>(p, ld)
+//   dot<c, a, b>()              tile c (16x16 int32) += tile a (16 rows x 64 u8) . tile b
+//                               (16 K-quads x 16 columns x 4 s8): tdpbusd
+//   release()
+// A tile step is 32 pixels x 32 channels x 64 K bytes: two A tiles (tmm4, tmm5), two B tiles
+// (tmm6, tmm7), four accumulators (tmm0..3). Weights use the VNNI kernels' K4 layout with
+// 32-channel panels ([K/4][32][4] bytes per panel: a B tile is 16 rows of it with a 128-byte
+// stride), so AMX and AVX512-VNNI share one packing. K runs in 64-byte steps: past the window
+// the gathered A bytes are zero, so B rows read beyond a panel's K (the next panel, or the slack
+// packed_bytes adds after the last) contribute nothing.
+#pragma once
+#include "kernels/qconv/qconv_igemm.h"
+
+namespace systolic::kernels::qamx {
+
+constexpr int MR = 32, NR = 32, KT = 64;
+
+// The shared K4 layout, plus slack for the last panel's final 64-byte K step.
+inline std::size_t packed_bytes(const QConvParams& qp) {
+  return qigemm::packed_bytes<int8_t, NR, 4>(qp) + std::size_t(KT) * NR;
+}
+
+namespace {
+
+template <class T>
+void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
+  using qigemm::ceil_div;
+  constexpr int NV = NR / T::W;
+  const ConvParams& p = qp.conv;
+  qigemm::Ctx x;
+  x.qp = qp;
+  x.a = a;
+  x.ss = p.src_stride ? p.src_stride : p.ic;
+  x.ds = p.dst_stride ? p.dst_stride : p.oc;
+  x.rs = p.res_stride ? p.res_stride : p.oc;
+  x.icg = p.ic / p.groups;
+  x.ocg = p.oc / p.groups;
+  x.panels_g = int(ceil_div(x.ocg, NR));
+  x.K = long(p.kh) * p.kw * x.icg;
+  x.Kp = ceil_div(x.K, 4) * 4;  // the packing's K (panel length)
+  x.direct = false;
+  const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
+  // K chunks whose panel slice stays in L1 while the block's tiles pass.
+  const long kc_max = std::max<long>(KT, qigemm::kL1WeightBytes / NR / KT * KT);
+  const long chunks = ceil_div(Kt, kc_max);
+  x.kc = ceil_div(ceil_div(Kt, chunks), KT) * KT;
+  const long M = long(p.n) * p.oh * p.ow;
+  const long tiles = ceil_div(M, MR);
+  constexpr long kTileInts = MR * NR;
+  long bt = std::clamp<long>(qigemm::kBlockBytes / (MR * x.kc), 1, qigemm::kMaxBlockTiles);
+  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
+  const long want = threads > 1 ? 4 * threads : 1;
+  long mblocks = ceil_div(tiles, bt);
+  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
+  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
+  bt = ceil_div(tiles, mblocks);
+  mblocks = ceil_div(tiles, bt);
+  if (chunks > 1)  // the partial sums of a task's tiles and panels fit their buffer
+    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * kTileInts * 4, qigemm::kMaxPartialBytes));
+  const long pb = ceil_div(x.panels_g, pgroups);
+  pgroups = ceil_div(x.panels_g, pb);
+  if (bt * MR * x.kc > qigemm::kBlockBytes || (chunks > 1 && pb * bt * kTileInts * 4 > qigemm::kMaxPartialBytes)) {
+    // One tile of one panel per task always fits (kc <= 512 bytes): shrink to that.
+    bt = 1, mblocks = tiles;
+    pgroups = x.panels_g;
+  }
+  const long pbs = ceil_div(x.panels_g, pgroups);
+  auto task = [&](std::size_t mb, std::size_t gp) {
+    const int g = int(gp / pgroups);
+    const long p0 = long(gp % pgroups) * pbs, p1 = std::min<long>(x.panels_g, p0 + pbs);
+    const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
+    if (p0 >= p1 || t0 >= t1) return;
+    const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
+    alignas(64) uint8_t buf[qigemm::kBlockBytes + 64];
+    alignas(64) int32_t part[qigemm::kMaxPartialBytes / 4];
+    alignas(64) int32_t c[kTileInts];
+    const int8_t* wg = static_cast<const int8_t*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
+    T::config();
+    for (long ck = 0; ck < chunks; ++ck) {
+      const long k0 = ck * x.kc, k1 = std::min(Kt, k0 + x.kc);
+      qigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
+      for (long pn = p0; pn < p1; ++pn) {
+        const int8_t* w = wg + pn * x.Kp * NR + k0 * NR;
+        const long ch = long(g) * x.ocg + pn * NR;
+        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
+        for (long t = t0; t < t1; ++t) {
+          int32_t* pt = part + ((pn - p0) * bt + (t - t0)) * kTileInts;
+          if (ck == 0) {
+            T::template zero<0>(), T::template zero<1>(), T::template zero<2>(), T::template zero<3>();
+          } else {
+            T::template load<0>(pt, NR * 4), T::template load<1>(pt + 16, NR * 4);
+            T::template load<2>(pt + 16 * NR, NR * 4), T::template load<3>(pt + 16 * NR + 16, NR * 4);
+          }
+          const uint8_t* ar = buf + (t - t0) * MR * x.kc;
+          for (long kk = 0; kk < k1 - k0; kk += KT) {
+            const int8_t* b = w + kk * NR;  // 16 K-quads of 32 channels x 4 bytes
+            T::template load<4>(ar + kk, x.kc);
+            T::template load<5>(ar + 16 * x.kc + kk, x.kc);
+            T::template load<6>(b, NR * 4);
+            T::template load<7>(b + 64, NR * 4);
+            T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
+            T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
+          }
+          int32_t* out = ck + 1 == chunks ? c : pt;
+          T::template store<0>(out, NR * 4), T::template store<1>(out + 16, NR * 4);
+          T::template store<2>(out + 16 * NR, NR * 4), T::template store<3>(out + 16 * NR + 16, NR * 4);
+          if (ck + 1 < chunks) continue;
+          const long m = t * MR;
+          const int r = int(std::min<long>(MR, M - m));
+          for (int i = 0; i < r; ++i) {
+            typename T::V acc[1][NV];
+            for (int j = 0; j < NV; ++j) acc[0][j] = T::load32(c + i * NR + j * T::W);
+            qigemm::store_tile<T, 1, NV>(x, acc, qigemm::TileOut{m + i, ch, nvalid});
+          }
+        }
+      }
+    }
+    T::release();
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
+}
+
+}  // namespace
+}  // namespace systolic::kernels::qamx
