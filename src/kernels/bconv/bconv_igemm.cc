@@ -1,6 +1,7 @@
 // The bf16 implicit-GEMM conv kernels' table entries: checks and K2 packing (plain code), run per ISA.
 #include <cstdio>
 
+#include "kernels/bconv/bconv_amx.h"
 #include "kernels/bconv/bconv_igemm.h"
 #include "kernels/conv/conv_util.h"
 
@@ -8,6 +9,8 @@ namespace systolic::kernels {
 
 void bconv_igemm_6x64_avx512bf16_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 void bconv_igemm_8x32_avx512bf16_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+void bconv_igemm_32x32_amx_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+bool bconv_amx_self_test();  // bconv_igemm_amx.cc
 
 namespace {
 
@@ -30,6 +33,21 @@ bool accepts_avx512bf16(const ConvParams& p, const CpuFeatures& cpu, std::string
   return true;
 }
 
+// AMX-BF16 where the OS granted the tile state (base/cpu.cc) and, on this host, the start-up
+// self-test agreed with the reference; a window of a few values per group would be mostly the
+// 32-element tile padding.
+bool accepts_amx(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!cpu.amx_bf16 || !cpu.has_avx512() || !cpu.avx512bf16) return conv_reject(why, "needs amx-bf16 (granted by the OS)");
+  if (!conv_well_formed(p, why)) return false;
+  if (p.src_u8) return conv_reject(why, "a uint8 image source is the fp32 family's");
+  if (long(p.kh) * p.kw * (p.ic / p.groups) < 16) return conv_reject(why, "kernel window under 16 values: tiles mostly padding");
+  if (host_cpu().amx_bf16) {
+    static const bool ok = bconv_amx_self_test();
+    if (!ok) return conv_reject(why, "AMX self-test gave wrong results on this machine");
+  }
+  return true;
+}
+
 // 64-wide panels only where they pad the channels no more than 32-wide ones would.
 bool accepts_avx512bf16_64(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!accepts_avx512bf16(p, cpu, why)) return false;
@@ -40,6 +58,10 @@ bool accepts_avx512bf16_64(const ConvParams& p, const CpuFeatures& cpu, std::str
 }
 
 }  // namespace
+
+extern const ConvKernel conv_bf16_igemm_32x32_amx = {
+    "conv_bf16_igemm_32x32_amx", accepts_amx, bamx::packed_floats, bigemm::pack<bamx::NR>, bigemm::workspace_bytes,
+    bconv_igemm_32x32_amx_run};
 
 extern const ConvKernel conv_bf16_igemm_6x64_avx512bf16 = {
     "conv_bf16_igemm_6x64_avx512bf16", accepts_avx512bf16_64, bigemm::packed_floats<64>, bigemm::pack<64>,

@@ -21,6 +21,7 @@
 namespace systolic::kernels {
 
 extern const ConvKernel conv_bf16_igemm_6x16_k2emulated_avx2;
+extern const ConvKernel conv_bf16_igemm_32x32_amxemulated_avx2;  // amx_emulation_avx2_test.cc
 
 namespace {
 
@@ -162,6 +163,7 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
   const std::size_t fp32_count = kernels.size();
   for (std::size_t k = 0; k < count; ++k) kernels.push_back(&ball[k]);
   kernels.push_back(&conv_bf16_igemm_6x16_k2emulated_avx2);
+  kernels.push_back(&conv_bf16_igemm_32x32_amxemulated_avx2);
   int ran = 0;
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const ConvKernel& kern = *kernels[k];
@@ -235,7 +237,8 @@ TEST(Bf16Conv, Shapes) {
   check({.n = 2, .ic = 64, .ih = 40, .iw = 40, .oc = 130, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
         {.ep = {Act::relu, 0.f, 0.f, true}, .residual = true, .threads = 2});
   if (host_cpu().has_avx2_fma()) {
-    for (const char* k : {"conv_bf16_igemm_6x16_k2emulated_avx2", "conv_f32_igemm_6x16_avx2", "conv_f32_dw_avx2",
+    for (const char* k : {"conv_bf16_igemm_6x16_k2emulated_avx2", "conv_bf16_igemm_32x32_amxemulated_avx2",
+                          "conv_f32_igemm_6x16_avx2", "conv_f32_dw_avx2",
                           "conv_f32_winograd_f4x3_avx2"})
       EXPECT_TRUE(ran_names().count(k)) << k;
   }

@@ -17,11 +17,11 @@ struct QTilesEmulated : QEpilogueAvx2 {
 
   static thread_local uint8_t tmm[8][16][64];
   static void config() { std::memset(tmm, 0xA5, sizeof tmm); }  // tile contents start undefined
-  template <int t> static void zero() { std::memset(tmm[t], 0, sizeof tmm[t]); }
-  template <int t> static void load(const void* p, long ld) {
+  template <int t> static void tzero() { std::memset(tmm[t], 0, sizeof tmm[t]); }
+  template <int t> static void tload(const void* p, long ld) {
     for (int r = 0; r < 16; ++r) std::memcpy(tmm[t][r], static_cast<const uint8_t*>(p) + r * ld, 64);
   }
-  template <int t> static void store(void* p, long ld) {
+  template <int t> static void tstore(void* p, long ld) {
     for (int r = 0; r < 16; ++r) std::memcpy(static_cast<uint8_t*>(p) + r * ld, tmm[t][r], 64);
   }
   // C[m][n] += sum over K-quads k and bytes e of u8(A[m][4k+e]) * s8(B[k][4n+e]), int32 wrapping.

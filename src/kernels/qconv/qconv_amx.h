@@ -1,7 +1,7 @@
 // Int8 implicit-GEMM NHWC conv driver for AMX-shaped tile units over a traits struct T: the
 // epilogue traits (V, W, load32, requant, ...: qvec_epilogue_*.h) plus tile operations
 //   config()                    16x64-byte tiles 0..7 (palette 1)
-//   zero<t>(), load<t>(p, ld), store<t>(p, ld)
+//   tzero<t>(), tload<t>(p, ld), tstore<t>(p, ld)
 //   dot<c, a, b>()              tile c (16x16 int32) += tile a (16 rows x 64 u8) . tile b
 //                               (16 K-quads x 16 columns x 4 s8): tdpbusd
 //   release()
@@ -89,24 +89,24 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         for (long t = t0; t < t1; ++t) {
           int32_t* pt = part + ((pn - p0) * bt + (t - t0)) * kTileInts;
           if (ck == 0) {
-            T::template zero<0>(), T::template zero<1>(), T::template zero<2>(), T::template zero<3>();
+            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           } else {
-            T::template load<0>(pt, NR * 4), T::template load<1>(pt + 16, NR * 4);
-            T::template load<2>(pt + 16 * NR, NR * 4), T::template load<3>(pt + 16 * NR + 16, NR * 4);
+            T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
+            T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
           }
           const uint8_t* ar = buf + (t - t0) * MR * x.kc;
           for (long kk = 0; kk < k1 - k0; kk += KT) {
             const int8_t* b = w + kk * NR;  // 16 K-quads of 32 channels x 4 bytes
-            T::template load<4>(ar + kk, x.kc);
-            T::template load<5>(ar + 16 * x.kc + kk, x.kc);
-            T::template load<6>(b, NR * 4);
-            T::template load<7>(b + 64, NR * 4);
+            T::template tload<4>(ar + kk, x.kc);
+            T::template tload<5>(ar + 16 * x.kc + kk, x.kc);
+            T::template tload<6>(b, NR * 4);
+            T::template tload<7>(b + 64, NR * 4);
             T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
             T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
           }
           int32_t* out = ck + 1 == chunks ? c : pt;
-          T::template store<0>(out, NR * 4), T::template store<1>(out + 16, NR * 4);
-          T::template store<2>(out + 16 * NR, NR * 4), T::template store<3>(out + 16 * NR + 16, NR * 4);
+          T::template tstore<0>(out, NR * 4), T::template tstore<1>(out + 16, NR * 4);
+          T::template tstore<2>(out + 16 * NR, NR * 4), T::template tstore<3>(out + 16 * NR + 16, NR * 4);
           if (ck + 1 < chunks) continue;
           const long m = t * MR;
           const int r = int(std::min<long>(MR, M - m));

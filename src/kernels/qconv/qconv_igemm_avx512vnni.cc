@@ -1,5 +1,9 @@
 // AVX512-VNNI int8 implicit-GEMM conv runs: 6 pixels x 64 channels (24 zmm int32 accumulators)
 // and 8 x 32 (16) per tile, vpdpbusd on 4-byte groups of K.
+// GCC 12 flags the AVX-512 intrinsics' internal _mm512_undefined_* operands once the epilogue
+// is inlined into the tile loop: a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/qconv/qconv_igemm.h"
 #include "kernels/qconv/qvec_avx512vnni.h"
 

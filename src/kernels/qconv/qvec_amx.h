@@ -28,17 +28,17 @@ struct QTilesAmx : QEpilogueAvx512 {
   }
   // The tile intrinsics paste their tile number into the instruction's text, so each tile the
   // driver uses gets its own specialization below.
-  template <int t> static void zero();
-  template <int t> static void load(const void* p, long ld);
-  template <int t> static void store(void* p, long ld);
+  template <int t> static void tzero();
+  template <int t> static void tload(const void* p, long ld);
+  template <int t> static void tstore(void* p, long ld);
   template <int c, int a, int b> static void dot();
   static void release() { _tile_release(); }
 };
 
 #define SYSTOLIC_AMX_TILE(t)                                                                               \
-  template <> inline void QTilesAmx::zero<t>() { _tile_zero(t); }                                          \
-  template <> inline void QTilesAmx::load<t>(const void* p, long ld) { _tile_loadd(t, p, ld); }            \
-  template <> inline void QTilesAmx::store<t>(void* p, long ld) { _tile_stored(t, p, ld); }
+  template <> inline void QTilesAmx::tzero<t>() { _tile_zero(t); }                                          \
+  template <> inline void QTilesAmx::tload<t>(const void* p, long ld) { _tile_loadd(t, p, ld); }            \
+  template <> inline void QTilesAmx::tstore<t>(void* p, long ld) { _tile_stored(t, p, ld); }
 SYSTOLIC_AMX_TILE(0)
 SYSTOLIC_AMX_TILE(1)
 SYSTOLIC_AMX_TILE(2)

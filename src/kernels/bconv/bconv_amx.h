@@ -1,0 +1,123 @@
+// bf16 implicit-GEMM NHWC conv driver for AMX-shaped tile units over a traits struct T: the
+// fp32 vector ops of the igemm epilogue (VecAvx512 / VecAvx2), to_bf16 (bconv_igemm.h's gather),
+// and tile operations
+//   config()                    16x64-byte tiles 0..7 (palette 1)
+//   tzero<t>(), tload<t>(p, ld), tstore<t>(p, ld)
+//   dot<c, a, b>()              tile c (16x16 fp32) += tile a (16 rows x 32 bf16) . tile b
+//                               (16 K-pairs x 16 columns x 2 bf16): tdpbf16ps
+//   release()
+// A tile step is 32 pixels x 32 channels x 32 K elements: two A tiles (tmm4, tmm5), two B tiles
+// (tmm6, tmm7), four accumulators (tmm0..3). Weights use the vdpbf16ps kernels' K2 layout with
+// 32-channel panels ([K/2][32][2] bf16: a B tile is 16 rows of it with a 128-byte stride), one
+// packing for both. K runs in 32-element steps: past the window the gathered A values are zero,
+// so B rows read beyond a panel's K (the next panel, or the slack packed_floats adds) add 0.
+#pragma once
+#include "kernels/bconv/bconv_igemm.h"
+
+namespace systolic::kernels::bamx {
+
+constexpr int MR = 32, NR = 32, KT = 32;
+
+// The shared K2 layout (in 4-byte words), plus slack for the last panel's final K step.
+inline std::size_t packed_floats(const ConvParams& p) { return bigemm::packed_floats<NR>(p) + KT / 2 * NR; }
+
+namespace {
+
+template <class T>
+void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
+  using bigemm::ceil_div;
+  constexpr int NV = NR / T::W;
+  bigemm::Ctx x;
+  x.p = p;
+  x.a = a;
+  x.ss = p.src_stride ? p.src_stride : p.ic;
+  x.ds = p.dst_stride ? p.dst_stride : p.oc;
+  x.rs = p.res_stride ? p.res_stride : p.oc;
+  x.icg = p.ic / p.groups;
+  x.ocg = p.oc / p.groups;
+  x.panels_g = int(ceil_div(x.ocg, NR));
+  x.K = long(p.kh) * p.kw * x.icg;
+  x.Kp = ceil_div(x.K, 2) * 2;             // the packing's K (panel length)
+  const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
+  const long kc_max = std::max<long>(KT, bigemm::kL1WeightBytes / (NR * 2L) / KT * KT);
+  const long chunks = ceil_div(Kt, kc_max);
+  x.kc = ceil_div(ceil_div(Kt, chunks), KT) * KT;
+  const long M = long(p.n) * p.oh * p.ow;
+  const long tiles = ceil_div(M, MR);
+  constexpr long kTileFloats = MR * NR;
+  long bt = std::clamp<long>(bigemm::kBlockBytes / (MR * x.kc * 2L), 1, bigemm::kMaxBlockTiles);
+  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
+  const long want = threads > 1 ? 4 * threads : 1;
+  long mblocks = ceil_div(tiles, bt);
+  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
+  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
+  bt = ceil_div(tiles, mblocks);
+  mblocks = ceil_div(tiles, bt);
+  if (chunks > 1)
+    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * kTileFloats * 4, bigemm::kMaxPartialBytes));
+  long pb = ceil_div(x.panels_g, pgroups);
+  pgroups = ceil_div(x.panels_g, pb);
+  if (bt * MR * x.kc * 2 > bigemm::kBlockBytes || (chunks > 1 && pb * bt * kTileFloats * 4 > bigemm::kMaxPartialBytes)) {
+    bt = 1, mblocks = tiles;  // one tile of one panel per task always fits (kc <= 256)
+    pgroups = x.panels_g, pb = 1;
+  }
+  auto task = [&](std::size_t mb, std::size_t gp) {
+    const int g = int(gp / pgroups);
+    const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
+    const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
+    if (p0 >= p1 || t0 >= t1) return;
+    const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
+    alignas(64) uint16_t buf[bigemm::kBlockBytes / 2 + 64];
+    alignas(64) float part[bigemm::kMaxPartialBytes / 4];
+    alignas(64) float c[kTileFloats];
+    const uint16_t* wg = reinterpret_cast<const uint16_t*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
+    T::config();
+    for (long ck = 0; ck < chunks; ++ck) {
+      const long k0 = ck * x.kc, k1 = std::min(Kt, k0 + x.kc);
+      bigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
+      for (long pn = p0; pn < p1; ++pn) {
+        const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
+        const long ch = long(g) * x.ocg + pn * NR;
+        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
+        for (long t = t0; t < t1; ++t) {
+          float* pt = part + ((pn - p0) * bt + (t - t0)) * kTileFloats;
+          if (ck == 0) {
+            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
+          } else {
+            T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
+            T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
+          }
+          const uint16_t* ar = buf + (t - t0) * MR * x.kc;
+          for (long kk = 0; kk < k1 - k0; kk += KT) {
+            const uint16_t* b = w + kk * NR;  // 16 K-pairs of 32 channels x 2 bf16
+            T::template tload<4>(ar + kk, x.kc * 2);
+            T::template tload<5>(ar + 16 * x.kc + kk, x.kc * 2);
+            T::template tload<6>(b, NR * 4);
+            T::template tload<7>(b + 32, NR * 4);
+            T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
+            T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
+          }
+          float* out = ck + 1 == chunks ? c : pt;
+          T::template tstore<0>(out, NR * 4), T::template tstore<1>(out + 16, NR * 4);
+          T::template tstore<2>(out + 16 * NR, NR * 4), T::template tstore<3>(out + 16 * NR + 16, NR * 4);
+          if (ck + 1 < chunks) continue;
+          const long m = t * MR;
+          const int r = int(std::min<long>(MR, M - m));
+          for (int i = 0; i < r; ++i) {
+            typename T::V acc[1][NV];
+            for (int j = 0; j < NV; ++j) acc[0][j] = T::load(c + i * NR + j * T::W);
+            const long pix = m + i;
+            const TileOut o{a.dst + pix * x.ds + ch, x.ds, a.residual ? a.residual + pix * x.rs + ch : nullptr, x.rs,
+                            a.bias ? a.bias + ch : nullptr, nvalid, a.epilogue};
+            store_tile<T, 1, NV>(acc, o);
+          }
+        }
+      }
+    }
+    T::release();
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
+}
+
+}  // namespace
+}  // namespace systolic::kernels::bamx
