@@ -27,6 +27,10 @@ for m in resnet18 mobilenet_v2; do
   "$sys" quantize "$m.onnx" --calibration random:8 --reduce-range -o "${m}_qdq.onnx" > /dev/null 2>&1
   models="$models ${m}_qdq"
 done
+# The same quantization with int8 activations (zero points - 128): systolic turns them back into
+# uint8, so its logits must equal the uint8 model's bytes.
+$py "$root/tests/qdq_to_s8.py" resnet18_qdq.onnx resnet18_qdq_s8.onnx > /dev/null
+models="$models resnet18_qdq_s8"
 failed=0
 for m in $models; do
   rm -rf "ort_$m" "sys_$m"
@@ -57,4 +61,9 @@ sys.exit(0 if a.shape == b.shape and cos >= 0.9999 and steps <= 2.0 + 1e-6 and n
 PY
   then :; else echo "FAIL $m"; failed=1; fi
 done
+if ! cmp -s sys_resnet18_qdq/logits.npy sys_resnet18_qdq_s8/logits.npy; then
+  echo "FAIL resnet18_qdq_s8: logits differ from the uint8 model's"; failed=1
+else
+  echo "resnet18_qdq_s8        int8 activations: the same logits bytes as uint8"
+fi
 exit $failed
