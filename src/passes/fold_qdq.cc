@@ -6,7 +6,9 @@
 // 0x80, zero point + 128: the same real values), so one kernel form serves every model.
 // fp32 and bf16 plans keep the Q/DQ nodes and run them (fake quantization).
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "interp/eval.h"
 #include "passes/pass.h"
@@ -17,8 +19,9 @@ namespace {
 using ir::DType;
 using ir::Op;
 
-// The (scale, zero point, axis) of a Q or DQ node whose parameters are constant, or false.
-bool read_params(const ir::Graph& g, const ir::Node& n, DType qtype, ir::QuantParams* q) {
+// The (scale, zero point, axis) of a Q or DQ node whose parameters are constant, or false;
+// *bad_scale names a scale the int8 kernels cannot use (zero, negative, not finite).
+bool read_params(const ir::Graph& g, const ir::Node& n, DType qtype, ir::QuantParams* q, std::string* bad_scale) {
   const int s = n.in(1), z = n.in(2);
   if (s < 0 || !g.t(s).is_const() || g.t(s).dtype != DType::f32) return false;
   if (z >= 0 && !g.t(z).is_const()) return false;
@@ -39,7 +42,12 @@ bool read_params(const ir::Graph& g, const ir::Node& n, DType qtype, ir::QuantPa
     }
   }
   for (float v : q->scale)
-    if (!(v > 0.f) || !std::isfinite(v)) return false;  // the kernels need a positive finite scale
+    if (!(v > 0.f) || !std::isfinite(v)) {  // the kernels need a positive finite scale
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      *bad_scale = ir::op_name(n.op) + std::string(" ") + n.name + ": scale " + buf;
+      return false;
+    }
   q->axis = count > 1 ? static_cast<int>(n.i("axis", 1)) : -1;
   q->qtype = qtype;
   return true;
@@ -104,6 +112,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
   drop.assign(g.nodes.size(), 0);
   auto producers = g.producers();
   int folded = 0;
+  std::string bad_scale;
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
     if (n.op != Op::DequantizeLinear || n.outputs.size() != 1 || g.is_graph_output(n.outputs[0])) continue;
@@ -111,7 +120,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
     const DType xt = g.t(x).dtype;
     if (xt != DType::u8 && xt != DType::i8 && xt != DType::i32) continue;
     ir::QuantParams q;
-    if (!read_params(g, n, xt, &q)) continue;
+    if (!read_params(g, n, xt, &q, &bad_scale)) continue;
     const int y = n.outputs[0];
     if (g.t(x).is_const()) {  // weights or bias: a float constant that keeps its integers' scales
       if (q.axis < -static_cast<int>(g.t(x).shape.size()) || q.axis >= static_cast<int>(g.t(x).shape.size()))
@@ -131,7 +140,7 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
     if (p >= 0 && g.nodes[p].op == Op::QuantizeLinear) {  // Q -> DQ: the float tensor, annotated
       const ir::Node& qn = g.nodes[p];
       ir::QuantParams qq;
-      if (!read_params(g, qn, xt, &qq) || !same(q, qq)) continue;
+      if (!read_params(g, qn, xt, &qq, &bad_scale) || !same(q, qq)) continue;
       const int f = qn.inputs[0];
       if (g.t(f).dtype != DType::f32) continue;
       const ir::QuantParams u = as_u8(q);
@@ -152,6 +161,10 @@ Status fold_qdq(ir::Graph& g, PassContext& ctx) {
       if (in >= 0) in = alias[in];
   g.remove_nodes(drop);
   if (folded) ctx.log += "fold_qdq: " + std::to_string(folded) + " DequantizeLinear folded into annotations\n";
+  // A model that says how to quantize, in a way no int8 kernel can follow: say where.
+  if (!bad_scale.empty())
+    return Err("%s is not a positive finite number: int8 needs positive scales (run it with --precision fp32)",
+               bad_scale.c_str());
   return Status::Ok();
 }
 

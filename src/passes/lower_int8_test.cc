@@ -182,5 +182,27 @@ TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
   EXPECT_LE(worst, 0.01 * 1.0001);  // at most one output step from the float emulation of the model
 }
 
+// A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
+TEST(LowerInt8, NonPositiveScaleIsANamedError) {
+  for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {
+    GraphBuilder b;
+    const int x = b.input("x", {1, 4, 5, 5});
+    const int s = b.g.add_const_f32("x.s", {}, {bad});
+    AlignedBytes z(1, static_cast<uint8_t>(128));
+    const int zt = b.g.add_const("x.z", DType::u8, {}, std::move(z));
+    const int q = b.node(Op::QuantizeLinear, {x, s, zt}, 1, "quant_x")[0];
+    const int dq = b.node(Op::DequantizeLinear, {q, s, zt}, 1, "dequant_x")[0];
+    b.output(b.node(Op::Conv, {dq, b.weights("w", {4, 4, 3, 3})})[0]);
+    plan::CompileOptions co;
+    co.precision = passes::Precision::int8;
+    auto p = plan::compile(b.g, co);
+    ASSERT_FALSE(p.ok()) << bad;
+    EXPECT_NE(p.status().message().find("dequant_x: scale "), std::string::npos) << p.status().message();
+    EXPECT_NE(p.status().message().find("is not a positive finite number"), std::string::npos) << p.status().message();
+    co.precision = passes::Precision::fp32;
+    EXPECT_TRUE(plan::compile(b.g, co).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace systolic::testing
