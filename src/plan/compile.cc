@@ -67,6 +67,12 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   const bool quantized_model = is_quantized_model(graph);
   passes::Precision precision = opts.precision_auto && quantized_model ? passes::Precision::int8 : opts.precision;
   if (!opts.optimize) precision = passes::Precision::fp32;
+  // A misspelt --keep-fp32 name would silently keep nothing: check them before calibrating.
+  for (const std::string& name : opts.keep_fp32) {
+    bool found = false;
+    for (const ir::Node& n : graph.nodes) found = found || n.name == name;
+    if (!found) return Err("--keep-fp32 %s: the model has no node of that name (compile --kernels lists them)", name.c_str());
+  }
   std::shared_ptr<const std::map<std::string, ir::QuantParams>> activation_quant = opts.activation_quant;
   if (precision == passes::Precision::int8 && !quantized_model && !activation_quant && opts.calibrate) {
     auto cal = opts.calibrate(graph, opts);

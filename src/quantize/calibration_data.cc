@@ -30,6 +30,8 @@ Expected<std::vector<std::string>> expand(const std::vector<std::string>& source
   std::vector<std::string> files;
   for (const std::string& s : sources) {
     struct stat sb;
+    if (s.rfind("random:", 0) == 0 && (sources.size() > 1 || stat(s.c_str(), &sb) != 0))
+      return Err("calibration data %s: random:N takes a count from 1 to 999999, alone", s.c_str());
     if (stat(s.c_str(), &sb) != 0) return Err("calibration data %s does not exist", s.c_str());
     if (!S_ISDIR(sb.st_mode)) {
       files.push_back(s);
