@@ -87,6 +87,10 @@ TEST(CliQuantize, BadArgumentsAreOneLineErrors) {
   expect_clean_error(sh("quantize " + m + " --calibration random:2 --keep-fp32 nosuch" + out), "--keep-fp32 nosuch");
   expect_clean_error(sh("quantize " + m + " --calibration random:2 -o " + dir() + "/x.txt"), "write a .plan");
   expect_clean_error(sh("quantize " + dir() + "/missing.onnx --calibration random:2" + out), "cannot open");
+  // Checked before calibrating: nothing is computed for an output that cannot be written.
+  const CliResult w = sh("quantize " + m + " --calibration random:2 -o " + dir() + "/no/such/dir/x.plan");
+  expect_clean_error(w, "cannot write");
+  EXPECT_EQ(w.out.find("calibrated"), std::string::npos) << w.out;
 }
 
 }  // namespace

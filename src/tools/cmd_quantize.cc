@@ -3,10 +3,12 @@
 // a compiled int8 plan, or the standard QDQ ONNX model other engines run.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "frontend/onnx/import.h"
 #include "quantize/calibrate.h"
@@ -62,6 +64,10 @@ void register_quantize(CLI::App& app) {
     const bool qdq = out->size() > 5 && out->ends_with(".onnx");
     if (!qdq && !(out->size() > 5 && out->ends_with(".plan")))
       return fail(Err("-o %s: write a .plan (compiled int8) or an .onnx (QDQ model)", out->c_str()));
+    // Calibration can take minutes: find out first that its result can be written.
+    const std::size_t slash = out->rfind('/');
+    const std::string out_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : out->substr(0, slash);
+    if (access(out_dir.c_str(), W_OK) != 0) return fail(Err("cannot write %s: %s", out->c_str(), std::strerror(errno)));
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     auto g = frontend::import_onnx_file(*model);
