@@ -92,6 +92,12 @@ TEST(CliPrecision, InfoPrintsEachPrecisionsPeakAndKernel) {
   for (const char* s : {"\nfp32 peak ", "\nint8 peak ", "\nbf16 peak ", "\nfp32 conv ", "\nint8 conv ", "\nbf16 conv "})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   EXPECT_NE(r.out.find(" GOP/s "), std::string::npos) << r.out;
+  // The bf16 line names a bf16 kernel, or the fp32 one that runs bf16 plans here and why.
+  const std::size_t at = r.out.find("\nbf16 conv ");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  EXPECT_TRUE(line.find("conv_bf16_") != std::string::npos || line.find(" on bf16-rounded values (") != std::string::npos)
+      << line;
 }
 
 TEST(CliPrecision, TuneProfileSimulateTakeThePrecision) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <span>
 
+#include "kernels/bconv/bconv.h"
 #include "kernels/conv/conv.h"
 #include "kernels/qconv/qconv.h"
 #include "plan/program.h"
@@ -48,6 +49,7 @@ const Kernel* pick(const Kernel* list, std::size_t n, const Params& p, std::stri
 
 // What an int8 conv kernel multiplies with, from its name's instruction-set suffix.
 const char* int8_instruction(const std::string& kernel) {
+  if (kernel.ends_with("_amx")) return "tdpbusd tiles";
   if (kernel.ends_with("_avx512vnni")) return "vpdpbusd zmm";
   if (kernel.ends_with("_avxvnni")) return "vpdpbusd ymm";
   if (kernel.ends_with("_avx2")) return "exact int16 vpmaddwd";
@@ -68,17 +70,19 @@ void print_kernels() {
   std::printf("int8 conv   %s", k ? k->name : "none");
   if (k) std::printf(" (%s%s%s)", missing.c_str(), missing.empty() ? "" : ": ", int8_instruction(k->name));
   std::printf("\n");
-  // bf16: only a kernel list entry named for it counts.
-  const kernels::ConvKernel* all = kernels::conv_kernels(&n);
-  std::string bf16;
-  for (const kernels::ConvKernel& ck : std::span(all, n)) {
+  // bf16: a bconv kernel (AMX, or vdpbf16ps where it measured faster than FMA), else the fp32
+  // kernels on bf16-rounded values.
+  missing.clear();
+  const kernels::ConvKernel* b = pick(kernels::bconv_kernels(&n), n, typical_conv(), &missing);
+  if (b && !kernels::bconv_is_reference(b)) {
+    std::printf("bf16 conv   %s\n", b->name);
+  } else {
     std::string why;
-    if (std::string(ck.name).find("bf16") != std::string::npos && ck.accepts(typical_conv(), c, &why)) {
-      bf16 = ck.name;
-      break;
-    }
+    const kernels::ConvKernel* vdp = kernels::bconv_find("conv_bf16_igemm_8x32_avx512bf16");
+    if (vdp && c.has_avx512() && c.avx512bf16 && !vdp->accepts(typical_conv(), c, &why)) missing = why;
+    std::printf("bf16 conv   %s on bf16-rounded values (%s)\n", f ? f->name : "none",
+                missing.empty() ? "no bf16 arithmetic here" : missing.c_str());
   }
-  std::printf("bf16 conv   %s\n", bf16.empty() ? "not available yet: bf16 plans run the fp32 kernels" : bf16.c_str());
 }
 
 }  // namespace
