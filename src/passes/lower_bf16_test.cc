@@ -75,13 +75,17 @@ TEST(LowerBf16, RoundsWeightsEpiloguesAndOtherInputs) {
     if (n.op == ir::Op::RoundBf16) {
       const ir::Node* p = producer(g, n.inputs[0]);
       EXPECT_TRUE(p == nullptr || p->op == ir::Op::Reshape) << n.name;  // graph input, or fc's view of the pool
-      if (!p) EXPECT_EQ(n.inputs[0], g.inputs[0]);
+      if (!p) {
+        EXPECT_EQ(n.inputs[0], g.inputs[0]);
+      }
     }
     if (n.op != ir::Op::Conv) continue;
     EXPECT_EQ(n.i("bf16", 0), 1) << n.name;
     const ir::Tensor& w = g.t(n.inputs[1]);
     for (int64_t i = 0; i < w.numel(); ++i) ASSERT_TRUE(is_bf16_value(w.as<float>()[i])) << n.name;
-    if (n.in(2) >= 0 && n.name == "conv1") EXPECT_FALSE(is_bf16_value(g.t(n.in(2)).as<float>()[0])) << "bias stays fp32";
+    if (n.in(2) >= 0 && n.name == "conv1") {
+      EXPECT_FALSE(is_bf16_value(g.t(n.in(2)).as<float>()[0])) << "bias stays fp32";
+    }
     // Every conv reads a RoundBf16 output or a rounded conv output (through the max pool).
     const ir::Node* p = producer(g, n.inputs[0]);
     ASSERT_NE(p, nullptr) << n.name;
@@ -119,7 +123,9 @@ TEST(LowerBf16, GraphOutputsAndFloatOps) {
   ir::Graph g = b.g;
   lower(g);
   for (const ir::Node& n : g.nodes)
-    if (n.op == ir::Op::Conv) EXPECT_EQ(n.i("bf16_out", 0), 0) << n.name;  // conv2's sigmoid is fused
+    if (n.op == ir::Op::Conv) {  // conv2's sigmoid is fused
+      EXPECT_EQ(n.i("bf16_out", 0), 0) << n.name;
+    }
   int on_c1 = 0, on_mul = 0;
   for (const ir::Node& n : g.nodes)
     if (n.op == ir::Op::RoundBf16) {

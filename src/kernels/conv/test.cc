@@ -316,8 +316,12 @@ TEST(Conv, Winograd) {
         {.ep = {Act::relu}, .residual = true, .threads = 2});
   check({.n = 24, .ic = 32, .ih = 3, .iw = 3, .oc = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1});
   for (const char* f : {"f4x3", "f2x3"}) {
-    if (host_cpu().has_avx2_fma()) EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx2"));
-    if (host_cpu().has_avx512()) EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx512"));
+    if (host_cpu().has_avx2_fma()) {
+      EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx2"));
+    }
+    if (host_cpu().has_avx512()) {
+      EXPECT_TRUE(ran_names().count(std::string("conv_f32_winograd_") + f + "_avx512"));
+    }
   }
   // Shapes where it would lose go to the direct kernels. Too few tiles per block for the
   // larger packed weights: F(4x4) at 256 channels, 14x14 (16 tiles) and 512 channels at any
