@@ -32,6 +32,9 @@ const Layer kLayers[] = {
     {"dw3x3_960_7", 960, 7, 960, 3, 1},
     {"3x3_64to64_56_n16", 64, 56, 64, 3, 1, 16}, {"3x3_256to256_14_n16", 256, 14, 256, 3, 1, 16},
     {"1x1_256to64_56_n16", 256, 56, 64, 1, 1, 16},
+    // MobileNetV2's narrow layers: the stem and the first expansions (K of 16 to 27).
+    {"3x3s2_3to32_224", 3, 224, 32, 3, 2},     {"1x1_16to96_112", 16, 112, 96, 1, 1},
+    {"1x1_24to144_56", 24, 56, 144, 1, 1},
 };
 
 QConvParams params(const Layer& l) {

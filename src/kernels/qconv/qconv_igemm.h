@@ -134,6 +134,7 @@ struct TileOut {
   long m;
   long ch;
   int nvalid;
+  int rows = 1 << 30;  // rows to store (the tile's own MR unless fewer)
 };
 
 // The epilogue: bias, requantization (or dequantization) and the store, W lanes at a time; a
@@ -150,6 +151,14 @@ SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], cons
     const long ch = o.ch + j * W;
     const int32_t* bias = a.bias + ch;
     const float* scale = a.scale + ch;
+    if constexpr (requires { &T::template requant_rows<MR, NV>; }) {
+      if (!f32 && n == W) {  // the whole column with its constants in registers
+        const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + ch : nullptr;
+        T::template requant_rows<MR, NV>(acc, j, o.rows, bias, scale, r, x.rs, a.rq,
+                                         static_cast<uint8_t*>(a.dst) + o.m * x.ds + ch, x.ds);
+        continue;
+      }
+    }
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const long pix = o.m + i;

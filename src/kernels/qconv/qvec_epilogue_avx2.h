@@ -41,6 +41,41 @@ struct QEpilogueAvx2 {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packus_epi16(w16, w16));
   }
 
+  // requant() of acc[i][j] + bias for the MR rows of one full vector column j, with the bias,
+  // scales and constants held in registers: dst is bytes, so inside a per-row call every store
+  // may alias them and the compiler reloads all of them for each row (half the epilogue's time
+  // on short windows). Row i reads res + i * rs and writes dst + i * ds.
+  template <int MR, int NV>
+  static void requant_rows(const V (&acc)[MR][NV], int j, int rows, const int32_t* bias, const float* scale,
+                           const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
+    const V b = load32(bias);
+    const __m256 s = _mm256_loadu_ps(scale), lo = _mm256_set1_ps(rq.lo), hi = _mm256_set1_ps(rq.hi);
+    const __m256i zp = _mm256_set1_epi32(rq.zp);
+    const __m256 rzp = _mm256_set1_ps(float(rq.res_zp)), rsc = _mm256_set1_ps(rq.res_scale);
+    const int mid = rq.mid;
+    const __m256 m_lo0 = _mm256_set1_ps(rq.mid_lo[0]), m_hi0 = _mm256_set1_ps(rq.mid_hi[0]), m_s0 = _mm256_set1_ps(rq.mid_scale[0]);
+    const __m256 m_lo1 = _mm256_set1_ps(rq.mid_lo[1]), m_hi1 = _mm256_set1_ps(rq.mid_hi[1]), m_s1 = _mm256_set1_ps(rq.mid_scale[1]);
+    auto step = [](__m256 t, __m256 l, __m256 h, __m256 sc) {
+      t = _mm256_min_ps(_mm256_max_ps(t, l), h);
+      return _mm256_mul_ps(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
+    };
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      if (i >= rows) break;
+      __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][j], b)), s);
+      if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
+      if (res) {
+        const __m128i r8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(res + i * rs));
+        t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r8)), rzp), rsc));
+      }
+      if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
+      t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
+      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), zp);
+      const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i * ds), _mm_packus_epi16(w16, w16));
+    }
+  }
+
   static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
     if (res) t = _mm256_add_ps(t, _mm256_loadu_ps(res));
