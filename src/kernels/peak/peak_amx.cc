@@ -3,36 +3,16 @@
 // Run only where the CPU has AMX and the OS granted the tile state (host_cpu().amx_*).
 #include <immintrin.h>
 
+#include "kernels/amx_tiles.h"
 #include "kernels/peak/peak.h"
 
 namespace systolic::kernels {
-namespace {
-
-// The 64-byte tile configuration (palette 1): all eight tiles 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1;
-  uint8_t start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-void configure() {
-  TileConfig c;
-  for (int t = 0; t < 8; ++t) {
-    c.colsb[t] = 64;
-    c.rows[t] = 16;
-  }
-  _tile_loadconfig(&c);
-}
-
-}  // namespace
 
 double peak_int8_amx(int64_t iters, int32_t* sink) {
   alignas(64) int8_t src[16 * 64];
   for (int i = 0; i < 16 * 64; ++i) src[i] = static_cast<int8_t>(i % 7 - 3);
   alignas(64) int32_t out[16 * 16];
-  configure();
+  AmxTiles::config();
   _tile_loadd(4, src, 64);
   _tile_loadd(5, src, 64);
   _tile_loadd(6, src, 64);
@@ -61,7 +41,7 @@ double peak_bf16_amx(int64_t iters, float* sink) {
   alignas(64) uint16_t src[16 * 32];
   for (int i = 0; i < 16 * 32; ++i) src[i] = 0x3a83;  // bf16 1e-3
   alignas(64) float out[16 * 16];
-  configure();
+  AmxTiles::config();
   _tile_loadd(4, src, 64);
   _tile_loadd(5, src, 64);
   _tile_loadd(6, src, 64);
