@@ -39,28 +39,15 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, 2) * 2;             // the packing's K (panel length)
   const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
-  const long kc_max = std::max<long>(KT, bigemm::kL1WeightBytes / (NR * 2L) / KT * KT);
-  const long chunks = ceil_div(Kt, kc_max);
-  x.kc = ceil_div(ceil_div(Kt, chunks), KT) * KT;
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
   constexpr long kTileFloats = MR * NR;
-  long bt = std::clamp<long>(bigemm::kBlockBytes / (MR * x.kc * 2L), 1, bigemm::kMaxBlockTiles);
-  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
-  const long want = threads > 1 ? 4 * threads : 1;
-  long mblocks = ceil_div(tiles, bt);
-  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
-  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
-  bt = ceil_div(tiles, mblocks);
-  mblocks = ceil_div(tiles, bt);
-  if (chunks > 1)
-    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * kTileFloats * 4, bigemm::kMaxPartialBytes));
-  long pb = ceil_div(x.panels_g, pgroups);
-  pgroups = ceil_div(x.panels_g, pb);
-  if (bt * MR * x.kc * 2 > bigemm::kBlockBytes || (chunks > 1 && pb * bt * kTileFloats * 4 > bigemm::kMaxPartialBytes)) {
-    bt = 1, mblocks = tiles;  // one tile of one panel per task always fits (kc <= 256)
-    pgroups = x.panels_g, pb = 1;
-  }
+  const BlockGrid bg = block_grid(Kt, KT, 2, MR, NR, tiles, x.panels_g, p.groups,
+                                  std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileFloats * 4,
+                                  {bigemm::kBlockBytes, bigemm::kMaxBlockTiles, bigemm::kL1WeightBytes,
+                                   bigemm::kMaxPartialBytes});
+  x.kc = bg.kc;
+  const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);

@@ -43,34 +43,18 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   x.Kp = ceil_div(x.K, 4) * 4;  // the packing's K (panel length)
   x.direct = false;
   const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
-  // K chunks whose panel slice stays in L1 while the block's tiles pass.
-  const long kc_max = std::max<long>(KT, qigemm::kL1WeightBytes / NR / KT * KT);
-  const long chunks = ceil_div(Kt, kc_max);
-  x.kc = ceil_div(ceil_div(Kt, chunks), KT) * KT;
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
   constexpr long kTileInts = MR * NR;
-  long bt = std::clamp<long>(qigemm::kBlockBytes / (MR * x.kc), 1, qigemm::kMaxBlockTiles);
-  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
-  const long want = threads > 1 ? 4 * threads : 1;
-  long mblocks = ceil_div(tiles, bt);
-  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
-  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
-  bt = ceil_div(tiles, mblocks);
-  mblocks = ceil_div(tiles, bt);
-  if (chunks > 1)  // the partial sums of a task's tiles and panels fit their buffer
-    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * kTileInts * 4, qigemm::kMaxPartialBytes));
-  const long pb = ceil_div(x.panels_g, pgroups);
-  pgroups = ceil_div(x.panels_g, pb);
-  if (bt * MR * x.kc > qigemm::kBlockBytes || (chunks > 1 && pb * bt * kTileInts * 4 > qigemm::kMaxPartialBytes)) {
-    // One tile of one panel per task always fits (kc <= 512 bytes): shrink to that.
-    bt = 1, mblocks = tiles;
-    pgroups = x.panels_g;
-  }
-  const long pbs = ceil_div(x.panels_g, pgroups);
+  const BlockGrid bg = block_grid(Kt, KT, 1, MR, NR, tiles, x.panels_g, p.groups,
+                                  std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileInts * 4,
+                                  {qigemm::kBlockBytes, qigemm::kMaxBlockTiles, qigemm::kL1WeightBytes,
+                                   qigemm::kMaxPartialBytes});
+  x.kc = bg.kc;
+  const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
-    const long p0 = long(gp % pgroups) * pbs, p1 = std::min<long>(x.panels_g, p0 + pbs);
+    const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
     const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
     if (p0 >= p1 || t0 >= t1) return;
     const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "base/threadpool.h"
+#include "kernels/gemm/block_grid.h"
 #include "kernels/qconv/qconv.h"
 
 #define SYSTOLIC_INLINE inline __attribute__((always_inline))
@@ -235,29 +236,16 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   x.panels_g = int(ceil_div(x.ocg, NR));
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, KG) * KG;
-  // K chunks of equal size whose panel slice stays in L1 while the M block's tiles pass it.
-  const long kc_max = std::max<long>(KG, kL1WeightBytes / (NR * long(sizeof(B))) / KG * KG);
-  const long chunks = ceil_div(x.Kp, kc_max);
-  x.kc = ceil_div(ceil_div(x.Kp, chunks), KG) * KG;
-  x.direct = std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
-             p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KG == 0;
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
-  // M blocks: their gathered rows (one K chunk) stay in L2 while every panel sweeps over them;
-  // a task is one block and, unless the pool needs more tasks, all panels of its group, so
-  // each block is gathered once.
-  long bt = std::clamp<long>(kBlockBytes / (MR * x.kc * long(sizeof(A))), 1, kMaxBlockTiles);
-  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
-  const long want = threads > 1 ? 4 * threads : 1;  // tasks for the pool to balance
-  long mblocks = ceil_div(tiles, bt);
-  if (mblocks * p.groups < want) mblocks = std::min(tiles, ceil_div(want, p.groups));
-  long pgroups = std::min<long>(x.panels_g, ceil_div(want, mblocks * p.groups));
-  bt = ceil_div(tiles, mblocks);
-  mblocks = ceil_div(tiles, bt);  // equal blocks
-  if (chunks > 1)  // the partial sums of a task's tiles and panels fit their buffer
-    pgroups = std::max(pgroups, ceil_div(long(x.panels_g) * bt * MR * NR * 4, kMaxPartialBytes));
-  long pb = ceil_div(x.panels_g, pgroups);
-  pgroups = ceil_div(x.panels_g, pb);  // equal groups
+  const BlockGrid bg = block_grid(x.Kp, KG, long(sizeof(B)), MR, NR, tiles, x.panels_g, p.groups,
+                                  std::max<long>(1, long(pthreadpool_get_threads_count(pool))), MR * NR * 4,
+                                  {kBlockBytes, kMaxBlockTiles, kL1WeightBytes, kMaxPartialBytes});
+  static_assert(sizeof(A) == sizeof(B), "the block and the weight chunk count the same bytes per K element");
+  x.kc = bg.kc;
+  x.direct = std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
+             p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KG == 0;
+  const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
