@@ -50,8 +50,28 @@ double read_scalar(const TensorRef& t) {
   }
 }
 
+namespace {
+
+using ir::Op;
+
+bool in_range(Op op, Op first, Op last) { return op >= first && op <= last; }
+
+}  // namespace
+
+InferFn family_infer(Op op) {
+  if (in_range(op, Op::Erf, Op::CastLike)) return infer_math;
+  if (in_range(op, Op::LayerNormalization, Op::NegativeLogLikelihoodLoss)) return infer_norm;
+  if (in_range(op, Op::Trilu, Op::Unique)) return infer_index;
+  if (in_range(op, Op::Resize, Op::NonMaxSuppression)) return infer_spatial;
+  return nullptr;
+}
+
 Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
-  using ir::Op;
+  if (in_range(n.op, Op::Erf, Op::CastLike)) return eval_math(n, in, out);
+  if (in_range(n.op, Op::LayerNormalization, Op::NegativeLogLikelihoodLoss)) return eval_norm(n, in, out);
+  if (in_range(n.op, Op::ReduceSum, Op::ArgMin)) return eval_reduce(n, in, out);
+  if (in_range(n.op, Op::Trilu, Op::Unique)) return eval_index(n, in, out);
+  if (in_range(n.op, Op::Resize, Op::NonMaxSuppression)) return eval_spatial(n, in, out);
   switch (n.op) {
     case Op::Conv: case Op::BatchNormalization: case Op::MaxPool: case Op::AveragePool:
     case Op::GlobalAveragePool: case Op::GlobalMaxPool: case Op::Gemm: case Op::MatMul:

@@ -30,6 +30,27 @@ Status eval_image(const ir::Node& n, const std::vector<TensorRef>& in, const std
 Status eval_quant(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 
+// The families beyond the CNN core (ops.inc lists which op belongs where). Each has a shape
+// rule beside its kernels: infer_<family> sets one shape and dtype per output from the input
+// refs, whose `data` is set only for constant inputs. An op or attribute combination a family
+// does not handle is an error whose message contains "not supported" and names the node.
+using InferFn = Status (*)(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                           std::vector<ir::DType>* types);
+Status infer_math(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                  std::vector<ir::DType>* types);
+Status eval_math(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status infer_norm(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                  std::vector<ir::DType>* types);
+Status eval_norm(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status infer_index(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                   std::vector<ir::DType>* types);
+Status eval_index(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status infer_spatial(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                     std::vector<ir::DType>* types);
+Status eval_spatial(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+// The family shape rule for `op`, or nullptr for the core ops shape_inference handles itself.
+InferFn family_infer(ir::Op op);
+
 // The dims a Reduce* node reduces, given its axes (attribute, or input 1 from opset 18): the
 // listed ones; none listed: all, or none with noop_with_empty_axes. Error for an axis out of range.
 Status reduce_dims(const ir::Node& n, int64_t rank, const std::vector<int64_t>& axes, std::vector<char>* red);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "interp/dispatch.h"
 #include "interp/eval.h"
 #include "interp/rounding.h"
 #include "kernels/epilogue.h"
@@ -12,40 +13,6 @@ namespace {
 
 using ir::DType;
 using ir::Op;
-
-// Calls f.template operator()<T>() for the runtime dtype.
-template <typename F>
-Status dispatch(DType t, F&& f) {
-  switch (t) {
-    case DType::f32: return f.template operator()<float>();
-    case DType::f64: return f.template operator()<double>();
-    case DType::i32: return f.template operator()<int32_t>();
-    case DType::i64: return f.template operator()<int64_t>();
-    case DType::u8: case DType::boolean: return f.template operator()<uint8_t>();
-    case DType::i8: return f.template operator()<int8_t>();
-    default: return Err("element type %s is not supported", ir::dtype_name(t));
-  }
-}
-
-// Visits every output element with the offsets of each input under broadcasting.
-template <typename F>
-void for_each_broadcast(const ir::Shape& out, const std::vector<const ir::Shape*>& ins, F&& f) {
-  const int r = static_cast<int>(out.size());
-  std::vector<std::vector<int64_t>> st;
-  for (const ir::Shape* s : ins) st.push_back(broadcast_strides(*s, out));
-  std::vector<int64_t> idx(r, 0), off(ins.size(), 0);
-  const int64_t total = ir::num_elements(out);
-  for (int64_t e = 0; e < total; ++e) {
-    f(e, off);
-    for (int d = r - 1; d >= 0; --d) {
-      ++idx[d];
-      for (std::size_t k = 0; k < ins.size(); ++k) off[k] += st[k][d];
-      if (idx[d] < out[d]) break;
-      for (std::size_t k = 0; k < ins.size(); ++k) off[k] -= st[k][d] * out[d];
-      idx[d] = 0;
-    }
-  }
-}
 
 template <typename T>
 T binary(Op op, T a, T b) {

@@ -88,6 +88,7 @@ ir::Shape reduced_shape(const ir::Shape& xs, const std::vector<char>& red, bool 
 }
 
 Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
+  if (n.op == Op::ArgMax || n.op == Op::ArgMin) return Err("%s %s: not supported yet", ir::op_name(n.op), n.name.c_str());
   const TensorRef& x = in[0];
   const TensorRef& y = out[0];
   std::vector<int64_t> axes = n.ints("axes");
@@ -102,6 +103,8 @@ Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const st
                  ir::dtype_name(x.dtype));
     return reduce_mean(x, red, y);
   }
+  if (n.op != Op::ReduceMin && n.op != Op::ReduceMax)
+    return Err("%s %s: not supported yet", ir::op_name(n.op), n.name.c_str());
   const bool is_min = n.op == Op::ReduceMin;
   switch (x.dtype) {
     case DType::f32: return reduce_extreme<float>(is_min, x, red, y);

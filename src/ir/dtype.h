@@ -57,7 +57,8 @@ inline const char* dtype_name(DType t) {
 // Types the interpreter computes with (others are rejected with a clear error).
 inline bool dtype_supported(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::i64 ||
-         t == DType::boolean || t == DType::u8 || t == DType::i8;
+         t == DType::boolean || t == DType::u8 || t == DType::i8 || t == DType::u16 || t == DType::i16 ||
+         t == DType::u32 || t == DType::u64;
 }
 
 }  // namespace systolic::ir

@@ -30,7 +30,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).shape_known)
       return Err("%s %s: shape of input %s is unknown", op, n.name.c_str(), g.t(n.inputs[i]).name.c_str());
   if (n.inputs.empty() || !in_t(0)) {
-    if (n.op != Op::ConstantOfShape && n.op != Op::Range)
+    if (n.op != Op::ConstantOfShape && n.op != Op::Range && !interp::family_infer(n.op))
       return Err("%s %s: missing required input", op, n.name.c_str());
   }
   auto need_const = [&](std::size_t i, const char* what) -> Status {
@@ -361,7 +361,18 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       dts[0] = in_t(0)->dtype;
       break;
     }
-    case Op::ReduceMean: case Op::ReduceMin: case Op::ReduceMax: {
+    case Op::ArgMax: case Op::ArgMin: {
+      const int64_t axis = norm_axis(n.i("axis", 0), r);
+      if (axis < 0 || axis >= (r == 0 ? 1 : r)) return Err("%s %s: axis out of range", op, n.name.c_str());
+      if (r > 0) {
+        if (n.i("keepdims", 1)) outs[0][axis] = 1;
+        else outs[0].erase(outs[0].begin() + axis);
+      }
+      dts[0] = DType::i64;
+      break;
+    }
+    case Op::ReduceMean: case Op::ReduceMin: case Op::ReduceMax: case Op::ReduceSum: case Op::ReduceProd:
+    case Op::ReduceL1: case Op::ReduceL2: case Op::ReduceLogSum: case Op::ReduceLogSumExp: case Op::ReduceSumSquare: {
       std::vector<int64_t> axes = n.ints("axes");
       if (n.i("axes_as_input", 0)) {
         axes.clear();
@@ -397,6 +408,22 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       std::vector<DType> types;
       SYSTOLIC_RETURN_IF_ERROR(interp::infer_quant(n, ins, &shapes, &types));
       if (n.outputs.size() > shapes.size())
+        return Err("%s %s has %zu outputs; it has at most %zu", op, n.name.c_str(), n.outputs.size(), shapes.size());
+      for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+        outs[k] = shapes[k];
+        dts[k] = types[k];
+      }
+      break;
+    }
+    default: {
+      const interp::InferFn family = interp::family_infer(n.op);
+      if (!family) break;
+      std::vector<interp::TensorRef> ins;
+      for (std::size_t i = 0; i < n.inputs.size(); ++i) ins.push_back(in_t(i) ? ref_of(*in_t(i)) : interp::TensorRef{});
+      std::vector<Shape> shapes;
+      std::vector<DType> types;
+      SYSTOLIC_RETURN_IF_ERROR(family(n, ins, &shapes, &types));
+      if (n.outputs.size() > shapes.size() || types.size() != shapes.size())
         return Err("%s %s has %zu outputs; it has at most %zu", op, n.name.c_str(), n.outputs.size(), shapes.size());
       for (std::size_t k = 0; k < n.outputs.size(); ++k) {
         outs[k] = shapes[k];

@@ -64,6 +64,10 @@ std::string compare(const runtime::HostTensor& got, const runtime::HostTensor& w
     case ir::DType::i64: return compare_values(got.as<int64_t>(), want.as<int64_t>(), n, 0, 0);
     case ir::DType::i32: return compare_values(got.as<int32_t>(), want.as<int32_t>(), n, 0, 0);
     case ir::DType::i8: return compare_values(got.as<int8_t>(), want.as<int8_t>(), n, 0, 0);
+    case ir::DType::u16: return compare_values(got.as<uint16_t>(), want.as<uint16_t>(), n, 0, 0);
+    case ir::DType::i16: return compare_values(got.as<int16_t>(), want.as<int16_t>(), n, 0, 0);
+    case ir::DType::u32: return compare_values(got.as<uint32_t>(), want.as<uint32_t>(), n, 0, 0);
+    case ir::DType::u64: return compare_values(got.as<uint64_t>(), want.as<uint64_t>(), n, 0, 0);
     default: return compare_values(got.as<uint8_t>(), want.as<uint8_t>(), n, 0, 0);
   }
 }

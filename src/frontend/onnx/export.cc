@@ -12,7 +12,7 @@ namespace {
 bool internal_attr(const std::string& k) {
   static const std::set<std::string> kInternal = {"axes_as_input", "kernel", "conv_params", "act", "act_a", "act_b",
                                                   "src_u8", "src_offset", "out_nhwc", "to"};
-  return kInternal.count(k) || k.rfind("q_", 0) == 0;
+  return kInternal.count(k) || k.rfind("q_", 0) == 0 || k.rfind("_", 0) == 0;
 }
 
 Status write_attr(const std::string& k, const ir::Attr& a, onnx::AttributeProto* ap) {

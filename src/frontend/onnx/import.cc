@@ -109,8 +109,11 @@ struct Importer {
       n.set_i("axis", n.i("axis", 1));
       n.set_i("legacy_2d", 1);  // pre-13: softmax over the flattened dims from axis on
     }
-    if ((n.op == Op::ReduceMean || n.op == Op::ReduceMin || n.op == Op::ReduceMax) && opset >= 18)
-      n.set_i("axes_as_input", 1);
+    const bool reduce = n.op == Op::ReduceMean || n.op == Op::ReduceMin || n.op == Op::ReduceMax ||
+                        (n.op >= Op::ReduceSum && n.op <= Op::ReduceSumSquare);
+    if (reduce && (opset >= 18 || (n.op == Op::ReduceSum && opset >= 13))) n.set_i("axes_as_input", 1);
+    // The ops beyond the CNN core read their opset form from the node (interp/dispatch.h).
+    if (n.op >= Op::Erf) n.set_i("_opset", opset);
   }
 
   Status run(const onnx::ModelProto& model) {

@@ -72,6 +72,10 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
       case ir::DType::i32: copy_field<int32_t>(tp.int32_data(), data.get()); break;
       case ir::DType::u8: case ir::DType::boolean: copy_field<uint8_t>(tp.int32_data(), data.get()); break;
       case ir::DType::i8: copy_field<int8_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::u16: copy_field<uint16_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::i16: copy_field<int16_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::u32: copy_field<uint32_t>(tp.uint64_data(), data.get()); break;
+      case ir::DType::u64: copy_field<uint64_t>(tp.uint64_data(), data.get()); break;
       default: return Err("tensor %s: unsupported storage", tp.name().c_str());
     }
     if (data->size() != bytes)
