@@ -1,6 +1,6 @@
 // A tiny ONNX model for fast end-to-end tests: Conv 3x3 (3 -> 16 channels) + Relu +
 // GlobalAveragePool on float[N,3,32,32], batch dim symbolic ("N") unless `fixed_batch` > 0,
-// seeded weights.
+// height and width symbolic ("H", "W") with `symbolic_hw`, seeded weights.
 #pragma once
 #include <onnx/onnx_pb.h>
 
@@ -10,7 +10,7 @@
 
 namespace systolic::testing {
 
-inline std::string tiny_conv_onnx(uint32_t seed = 1, int64_t fixed_batch = 0) {
+inline std::string tiny_conv_onnx(uint32_t seed = 1, int64_t fixed_batch = 0, bool symbolic_hw = false) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(13);
@@ -22,7 +22,11 @@ inline std::string tiny_conv_onnx(uint32_t seed = 1, int64_t fixed_batch = 0) {
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   if (fixed_batch > 0) tt->mutable_shape()->add_dim()->set_dim_value(fixed_batch);
   else tt->mutable_shape()->add_dim()->set_dim_param("N");
-  for (int64_t d : {3, 32, 32}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  for (const char* d : {"H", "W"}) {
+    if (symbolic_hw) tt->mutable_shape()->add_dim()->set_dim_param(d);
+    else tt->mutable_shape()->add_dim()->set_dim_value(32);
+  }
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.f, 0.3f);
   auto* w = g->add_initializer();

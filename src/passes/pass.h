@@ -31,6 +31,7 @@ struct PassContext {
   // tensor is then rounded to its grid, as the model specifies, even between float ops.
   bool qdq_model = false;
   int64_t batch = 1;        // value for a symbolic leading input dim
+  std::map<std::string, ir::Shape> input_shapes;  // bound shapes of named inputs (CompileOptions)
   bool optimize = true;     // false: only what the reference executor needs
   std::string log;          // kernel-selection notes ("why didn't X run")
   ir::ImagePreprocess preprocess;  // requested; bind_preprocess fills in the sizes it resolves

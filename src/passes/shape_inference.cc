@@ -451,14 +451,47 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
 }
 
 Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
+  for (const auto& [name, shape] : ctx.input_shapes) {
+    bool found = false;
+    for (int id : g.inputs) found = found || g.t(id).name == name;
+    if (!found) {
+      std::string names;
+      for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.t(id).name;
+      return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
+    }
+  }
   for (int id : g.inputs) {
     ir::Tensor& t = g.t(id);
-    if (!t.shape_known) return Err("input %s has no shape in the model", t.name.c_str());
+    auto given = ctx.input_shapes.find(t.name);
+    if (given != ctx.input_shapes.end()) {
+      const ir::Shape& s = given->second;
+      if (t.shape_known && s.size() != t.shape.size())
+        return Err("input %s: the model gives it rank %zu (%s), the shape given is %s", t.name.c_str(), t.shape.size(),
+                   ir::shape_str(t.shape).c_str(), ir::shape_str(s).c_str());
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (s[d] <= 0) return Err("input %s: dimension %zu of the shape given must be positive", t.name.c_str(), d);
+        if (t.shape_known && t.shape[d] >= 0 && t.shape[d] != s[d])
+          return Err("input %s: dimension %zu is %lld in the model, the shape given says %lld", t.name.c_str(), d,
+                     static_cast<long long>(t.shape[d]), static_cast<long long>(s[d]));
+      }
+      t.shape = s;
+      t.shape_known = true;
+      continue;
+    }
+    if (!t.shape_known) return Err("input %s has no shape in the model; give one with --shape %s=...", t.name.c_str(),
+                                   t.name.c_str());
     for (std::size_t d = 0; d < t.shape.size(); ++d) {
       if (t.shape[d] >= 0) continue;
-      if (d == 0) t.shape[d] = ctx.batch;
-      else return Err("input %s has a symbolic dimension %zu; only the leading (batch) dim may be symbolic",
-                      t.name.c_str(), d);
+      if (d == 0) {
+        t.shape[d] = ctx.batch;
+        continue;
+      }
+      std::string dims;
+      for (std::size_t k = 0; k < t.shape.size(); ++k)
+        dims += (k ? "x" : "") + (k == 0 && t.shape[0] < 0 ? std::to_string(ctx.batch)
+                                  : t.shape[k] < 0 ? std::string("?") : std::to_string(t.shape[k]));
+      return Err("input %s has a symbolic dimension %zu; bind it with --shape %s=%s", t.name.c_str(), d,
+                 t.name.c_str(), dims.c_str());
     }
   }
   return Status::Ok();

@@ -62,6 +62,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   passes::PassContext ctx;
   ctx.cpu = opts.cpu_set ? opts.cpu : host_cpu();
   ctx.batch = opts.batch;
+  ctx.input_shapes = opts.input_shapes;
   ctx.optimize = opts.optimize;
   ctx.preprocess = opts.preprocess;
   const bool quantized_model = is_quantized_model(graph);

@@ -39,6 +39,9 @@ struct Program {
 
 struct CompileOptions {
   int64_t batch = 1;
+  // Full shapes for named inputs (--shape NAME=1x3x48x320): they bind symbolic dims other
+  // than the batch, and must agree with every dim the model fixes.
+  std::map<std::string, ir::Shape> input_shapes;
   // fp32, bf16 or int8; int8 needs quantization parameters: a QDQ model's, or
   // `activation_quant` from calibration (tools: systolic quantize).
   passes::Precision precision = passes::Precision::fp32;

@@ -13,6 +13,7 @@
 #include "base/cpu.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
+#include "tools/shape_flags.h"
 #include "tools/multi_instance.h"
 #include "tools/peak.h"
 #include "tools/percentile.h"
@@ -53,7 +54,11 @@ void register_bench(CLI::App& app) {
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();
   add_precision_flags(cmd, prec);
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
   cmd->callback([=] {
+    auto bound = parse_shapes(*shapes);
+    if (!bound.ok()) return fail(bound.status());
     ModelOptions mo;
     mo.batch = *batch;
     mo.cache = !*no_cache;
@@ -61,6 +66,7 @@ void register_bench(CLI::App& app) {
     if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
     mo.precision = *prec;
+    mo.input_shapes = *bound;
     int n = *instances, t = *threads;
     const bool defaults = !batch_opt->count() && !threads_opt->count() && !instances_opt->count();
     if (defaults && !*no_tuned && std::filesystem::is_regular_file(*model)) {

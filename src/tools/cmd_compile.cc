@@ -4,6 +4,7 @@
 #include "frontend/onnx/import.h"
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
+#include "tools/shape_flags.h"
 
 namespace systolic::tools {
 
@@ -25,11 +26,19 @@ void register_compile(CLI::App& app) {
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();
   add_precision_flags(cmd, prec);
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
+  auto* batch_opt = cmd->get_option("--batch");
   cmd->callback([=] {
+    auto bound = parse_shapes(*shapes);
+    if (!bound.ok()) return fail(bound.status());
+    auto b = batch_with_shapes(batch_opt->count() ? *batch : 0, *bound);
+    if (!b.ok()) return fail(b.status());
     auto g = frontend::import_onnx_file(*model);
     if (!g.ok()) return fail(g.status());
     plan::CompileOptions co;
-    co.batch = *batch;
+    co.batch = *b;
+    co.input_shapes = *bound;
     co.optimize = !*reference;
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
@@ -46,7 +55,7 @@ void register_compile(CLI::App& app) {
     if (!p.ok()) return fail(Err("%s: %s", model->c_str(), p.status().message().c_str()));
     const plan::CompileStats& s = (*p)->stats;
     std::printf("compiled %s for %s, %s, batch %lld in %.1f ms\n", model->c_str(), (*p)->isa.c_str(),
-                (*p)->precision.c_str(), static_cast<long long>(*batch), s.compile_ms);
+                (*p)->precision.c_str(), static_cast<long long>(*b), s.compile_ms);
     std::printf("  nodes: %lld -> %lld\n", static_cast<long long>(s.nodes_before), static_cast<long long>(s.nodes_after));
     std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
                 s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);

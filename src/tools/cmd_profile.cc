@@ -9,6 +9,7 @@
 #include "sim/host_winograd.h"
 #include "tools/bandwidth.h"
 #include "tools/commands.h"
+#include "tools/shape_flags.h"
 #include "tools/peak.h"
 #include "tools/random_inputs.h"
 #include "tools/roofline.h"
@@ -36,11 +37,16 @@ void register_profile(CLI::App& app) {
   cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   auto prec = std::make_shared<PrecisionFlags>();
   add_precision_flags(cmd, prec);
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
   cmd->callback([=] {
+    auto bound = parse_shapes(*shapes);
+    if (!bound.ok()) return fail(bound.status());
     ModelOptions mo;
     mo.batch = *batch;
     mo.cache = !*no_cache;
     mo.precision = *prec;
+    mo.input_shapes = *bound;
     auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     runtime::Session& s = **session;

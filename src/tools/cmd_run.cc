@@ -6,6 +6,7 @@
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
+#include "tools/shape_flags.h"
 #include "tools/random_inputs.h"
 #include "frontend/tensor_io.h"
 #include "tools/trace_json.h"
@@ -36,7 +37,13 @@ void register_run(CLI::App& app) {
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();
   add_precision_flags(cmd, prec);
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
   cmd->callback([=] {
+    auto bound = parse_shapes(*shapes);
+    if (!bound.ok()) return fail(bound.status());
+    auto preprocess = resolve_preprocess(*pre);
+    if (!preprocess.ok()) return fail(preprocess.status());
     std::vector<std::pair<std::string, runtime::HostTensor>> given;
     int64_t b = *batch;
     for (const std::string& spec : *inputs) {
@@ -46,16 +53,20 @@ void register_run(CLI::App& app) {
       auto t = frontend::load_tensor(spec.substr(eq + 1));
       if (!t.ok()) return fail(t.status());
       if (b == 0 && !t->shape.empty()) b = t->shape[0];
+      // The files given bind the model's symbolic dims (a preprocessed image input is NHWC
+      // uint8, not the model's own tensor).
+      if (!preprocess->enabled() && !bound->count(spec.substr(0, eq)) && !t->shape.empty())
+        (*bound)[spec.substr(0, eq)] = t->shape;
       given.emplace_back(spec.substr(0, eq), std::move(*t));
     }
     ModelOptions mo;
     mo.batch = b;
     mo.optimize = !*reference;
     mo.cache = !*no_cache;
-    auto preprocess = resolve_preprocess(*pre);
-    if (!preprocess.ok()) return fail(preprocess.status());
     mo.preprocess = *preprocess;
     mo.precision = *prec;
+    mo.input_shapes = *bound;
+    if (!shapes->empty()) mo.batch = *batch;  // the --shape's leading dim (tools/shape_flags.h)
     auto session = open_session(*model, mo, *threads);
     if (!session.ok()) return fail(session.status());
     uint64_t s = *seed;

@@ -17,6 +17,7 @@
 #include "sim/scalesim.h"
 #include "target/scalesim_cfg.h"
 #include "tools/commands.h"
+#include "tools/shape_flags.h"
 #include "tools/host_check.h"
 #include "tools/multi_instance.h"
 #include "tools/peak.h"
@@ -40,7 +41,16 @@ struct Options {
   std::string convention = "native";
   bool json = false, sweep = false, check = false, no_measure = false;
   int iters = 30, threads = 0;
+  std::vector<std::string> shapes;  // --shape; the leading dim follows each --batch
 };
+
+// The --shape bindings for `batch`: each shape's leading dim set to the batch simulated.
+Expected<std::map<std::string, ir::Shape>> shapes_for_batch(const Options& op, int64_t batch) {
+  auto bound = parse_shapes(op.shapes);
+  if (!bound.ok()) return bound.status();
+  for (auto& [name, shape] : *bound) shape[0] = batch;
+  return bound;
+}
 
 // The workload: a compiled plan or a SCALE-Sim topology, simulated for any target and batch.
 struct Workload {
@@ -77,14 +87,20 @@ struct MeasuredRow {
   std::string error;  // why there is no measurement (a plan compiled for another batch, say)
 };
 
-MeasuredRow measure_row(const std::string& model, const PrecisionFlags& precision, int64_t batch, int threads) {
+MeasuredRow measure_row(const Options& op, int64_t batch) {
   MeasuredRow row;
   row.batch = batch;
-  row.threads = threads > 0 ? threads : host_cpu().cores;
+  row.threads = op.threads > 0 ? op.threads : host_cpu().cores;
   ModelOptions mo;
   mo.batch = batch;
-  mo.precision = precision;
-  auto prog = load_model(model, mo);
+  mo.precision = op.precision;
+  auto bound = shapes_for_batch(op, batch);
+  if (!bound.ok()) {
+    row.error = bound.status().message();
+    return row;
+  }
+  mo.input_shapes = *bound;
+  auto prog = load_model(op.model, mo);
   if (!prog.ok()) {
     row.error = prog.status().message();
     return row;
@@ -132,6 +148,9 @@ Status run(const Options& op) {
     ModelOptions mo;
     mo.batch = batches.front();
     mo.precision = op.precision;
+    auto bound = shapes_for_batch(op, mo.batch);
+    if (!bound.ok()) return bound.status();
+    mo.input_shapes = *bound;
     auto p = load_model(op.model, mo);
     if (!p.ok()) return p.status();
     w.prog = *p;
@@ -216,7 +235,7 @@ Status run(const Options& op) {
       sim::ChartSeries m{"host (measured)", {}, {}};
       out["measured"] = nlohmann::json::array();
       for (int64_t b : batches) {
-        const MeasuredRow row = measure_row(op.model, op.precision, b, op.threads);
+        const MeasuredRow row = measure_row(op, b);
         nlohmann::json j = {{"target", "host (measured)"}, {"batch", b}, {"threads", row.threads}};
         if (!row.error.empty()) {
           j["error"] = row.error;
@@ -267,6 +286,7 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("--target", op->target, "target: " + names + ", or a .json preset (default tpu-v4)");
   cmd->add_option("--batch", op->batch, "batch size, or a list with --compare (e.g. 1,64)");
   add_precision_flags(cmd, std::shared_ptr<PrecisionFlags>(op, &op->precision));
+  cmd->add_option("--shape", op->shapes, "bind an input's symbolic dims: NAME=1x3x48x320 (leading dim: --batch)");
   cmd->add_flag("--json", op->json, "print one JSON object");
   cmd->add_flag("--sweep-batch", op->sweep, "throughput and latency for batch 1..256");
   cmd->add_option("--svg", op->svg, "with --sweep-batch or --compare: write a throughput chart");

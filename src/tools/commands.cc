@@ -1,5 +1,6 @@
 // Registration of all subcommands, the shared exit status and model loading.
 #include "tools/commands.h"
+#include "tools/shape_flags.h"
 
 #include <cstdio>
 #include <fstream>
@@ -55,10 +56,21 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
                  "preprocessing flags or pass the .onnx", path.c_str(),
                  (*p)->preprocess.enabled() ? "with image input" : "without");
     SYSTOLIC_RETURN_IF_ERROR(check_plan_precision(opts.precision, **p, path));
+    for (const auto& [name, shape] : opts.input_shapes) {
+      const ir::Graph& g = (*p)->graph;
+      bool match = false;
+      for (int id : g.inputs) match = match || (g.t(id).name == name && g.t(id).shape == shape);
+      if (!match)
+        return Err("%s is a compiled plan whose inputs do not include %s%s; recompile the .onnx with that --shape",
+                   path.c_str(), name.c_str(), ir::shape_str(shape).c_str());
+    }
     return std::shared_ptr<const plan::Program>(*p);
   }
   plan::CompileOptions co;
-  co.batch = opts.batch > 0 ? opts.batch : 1;
+  auto batch = batch_with_shapes(opts.batch, opts.input_shapes);
+  if (!batch.ok()) return batch.status();
+  co.batch = *batch;
+  co.input_shapes = opts.input_shapes;
   co.optimize = opts.optimize;
   co.preprocess = opts.preprocess;
   SYSTOLIC_RETURN_IF_ERROR(apply_precision(opts.precision, opts.preprocess, &co));

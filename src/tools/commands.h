@@ -43,6 +43,7 @@ struct ModelOptions {
   bool cache = true;       // use the compile cache (tools/compile_cache.h) for an .onnx
   ir::ImagePreprocess preprocess;  // for an .onnx; a .plan must have been compiled with the same
   PrecisionFlags precision;        // for an .onnx; a .plan's is checked against it
+  std::map<std::string, ir::Shape> input_shapes;  // --shape; a .plan's inputs are checked against it
 };
 // Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
 // "systolic: compiled in X ms; cached as ...").

@@ -167,6 +167,7 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
                  c.amx_bf16, c.amx_int8, c.avx_vnni})
     k += f ? '1' : '0';
   k += "|batch=" + std::to_string(opts.batch) + "|optimize=" + std::to_string(opts.optimize);
+  for (const auto& [name, shape] : opts.input_shapes) k += "|shape:" + name + "=" + ir::shape_str(shape);
   k += "|precision=" + std::string(passes::precision_name(opts.precision)) + (opts.precision_auto ? ",auto" : "");
   if (opts.precision == passes::Precision::int8 || opts.precision_auto) {
     k += "|calibration=" + opts.calibration_key + "|residual=" + std::to_string(opts.fuse_residual) + "|keep=";
