@@ -166,7 +166,9 @@ Status resize_shape(const ir::Node& n, const std::vector<TensorRef>& in, const R
     if (!(sc[k] > 0) || !std::isfinite(sc[k]))
       return Err("%s %s: scales must be positive", opn(n), n.name.c_str());
     (*scale)[a.axes[k]] = sc[k];
-    (*out)[a.axes[k]] = static_cast<int64_t>(std::floor(xs[a.axes[k]] * sc[k]));
+    const double len = std::floor(xs[a.axes[k]] * sc[k]);
+    if (len > 1e12) return Err("%s %s: scales give an output dim of %g", opn(n), n.name.c_str(), len);
+    (*out)[a.axes[k]] = static_cast<int64_t>(len);
   }
   return Status::Ok();
 }
@@ -203,25 +205,30 @@ AxisTaps axis_taps(const ResizeAttrs& a, int64_t in_len, int64_t out_len, double
   t.idx.resize(out_len * t.ntaps);
   t.w.resize(out_len * t.ntaps);
   t.outside.assign(out_len, 0);
-  const double L = static_cast<double>(in_len), O = static_cast<double>(out_len);
+  // The resized length as the scale gives it, before flooring to out_len: align_corners,
+  // tf_crop_and_resize and half_pixel_symmetric divide by it (ONNX's reference does).
+  const double L = static_cast<double>(in_len), O = static_cast<double>(out_len), Lr = scale * L;
   for (int64_t o = 0; o < out_len; ++o) {
     const double xr = static_cast<double>(o);
     double x;
     if (a.ctm == "half_pixel") {
       x = (xr + 0.5) / scale - 0.5;
     } else if (a.ctm == "half_pixel_symmetric") {
-      const double adj = O / (scale * L);
+      const double adj = O / Lr;
       x = L / 2 * (1 - adj) + (xr + 0.5) / scale - 0.5;
     } else if (a.ctm == "pytorch_half_pixel") {
       x = out_len > 1 ? (xr + 0.5) / scale - 0.5 : 0;
     } else if (a.ctm == "align_corners") {
-      x = out_len > 1 ? xr * (L - 1) / (O - 1) : 0;
+      x = Lr != 1 ? xr * (L - 1) / (Lr - 1) : 0;
     } else if (a.ctm == "tf_half_pixel_for_nn") {
       x = (xr + 0.5) / scale;
     } else if (a.ctm == "tf_crop_and_resize") {
-      x = out_len > 1 ? roi_start * (L - 1) + xr * (roi_end - roi_start) * (L - 1) / (O - 1)
+      x = Lr != 1 ? roi_start * (L - 1) + xr * (roi_end - roi_start) * (L - 1) / (Lr - 1)
                       : 0.5 * (roi_start + roi_end) * (L - 1);
-      if (x < 0 || x > L - 1) t.outside[o] = 1;
+      if (!(x >= 0 && x <= L - 1)) {  // also a NaN roi
+        t.outside[o] = 1;
+        x = 0;
+      }
     } else {
       x = xr / scale;  // asymmetric
     }
@@ -658,17 +665,11 @@ Status grid_sample_attrs(const ir::Node& n, GridSampleAttrs* a) {
 double gs_reflect(double x, double lo, double hi) {
   const double rng = hi - lo;
   if (rng <= 0) return lo;
-  if (x < lo) {
-    const double dx = lo - x;
-    const int64_t k = static_cast<int64_t>(dx / rng);
-    const double r = dx - k * rng;
-    return k % 2 == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const double dx = x - hi;
-    const int64_t k = static_cast<int64_t>(dx / rng);
-    const double r = dx - k * rng;
-    return k % 2 == 0 ? hi - r : lo + r;
+  if (x < lo || x > hi) {
+    const double dx = x < lo ? lo - x : x - hi;
+    const double k = std::floor(dx / rng), r = dx - k * rng;
+    const bool even = std::fmod(k, 2.0) == 0;
+    return x < lo ? (even ? lo + r : hi - r) : (even ? hi - r : lo + r);
   }
   return x;
 }
@@ -690,6 +691,12 @@ void gs_taps(double g, int64_t len, const GridSampleAttrs& a, int64_t* idx, doub
   if (x < lo || x > hi) {
     if (a.pad == 1) x = std::clamp(x, 0.0, static_cast<double>(len - 1));
     else if (a.pad == 2) x = gs_reflect(x, lo, hi);
+  }
+  if (!(std::fabs(x) < 1e15)) {  // NaN or far outside: reads nothing
+    *nt = 1;
+    idx[0] = -1;
+    w[0] = 0;
+    return;
   }
   if (a.mode == 0) {
     *nt = 1;
@@ -821,14 +828,20 @@ Status roi_align_run(const ir::Node& n, const std::vector<TensorRef>& in, const 
       return Err("%s %s: batch index %lld out of range [0, %lld)", opn(n), n.name.c_str(), (long long)b, (long long)N);
     const double x0 = rois[r * 4] * sc - off, y0 = rois[r * 4 + 1] * sc - off;
     const double x1 = rois[r * 4 + 2] * sc - off, y1 = rois[r * 4 + 3] * sc - off;
+    if (!std::isfinite(x0) || !std::isfinite(y0) || !std::isfinite(x1) || !std::isfinite(y1))
+      return Err("%s %s: region %lld is not finite", opn(n), n.name.c_str(), (long long)r);
     double rw = x1 - x0, rh = y1 - y0;
     if (off == 0) {  // output_half_pixel forces regions of at least one pixel
       rw = std::max(rw, 1.0);
       rh = std::max(rh, 1.0);
     }
     const double bh = rh / oh, bw = rw / ow;
+    if (std::fabs(rh / oh) > 1e6 || std::fabs(rw / ow) > 1e6)
+      return Err("%s %s: region %lld is too large", opn(n), n.name.c_str(), (long long)r);
     const int64_t gh = sr > 0 ? sr : static_cast<int64_t>(std::ceil(rh / oh));
     const int64_t gw = sr > 0 ? sr : static_cast<int64_t>(std::ceil(rw / ow));
+    if (gh * gw > 100000000)
+      return Err("%s %s: %lld samples per bin is not supported", opn(n), n.name.c_str(), (long long)(gh * gw));
     const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
     // Sample positions of one bin: (4 source offsets, 4 weights) each, shared by channels.
     struct Sample {
@@ -844,7 +857,7 @@ Status roi_align_run(const ir::Node& n, const std::vector<TensorRef>& in, const 
             double yy = y0 + ph * bh + (iy + 0.5) * bh / gh;
             double xx = x0 + pw * bw + (ix + 0.5) * bw / gw;
             Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-            if (yy < -1.0 || yy > H || xx < -1.0 || xx > W) {
+            if (!(yy >= -1.0 && yy <= H && xx >= -1.0 && xx <= W)) {
               samples.push_back(s);
               continue;
             }
@@ -1018,7 +1031,7 @@ Status nms_run(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<
       const double* s = &sc[(b * NC + c) * NB];
       cand.clear();
       for (int64_t i = 0; i < NB; ++i)
-        if (!has_score_th || s[i] > score_th) cand.push_back(i);
+        if (!std::isnan(s[i]) && (!has_score_th || s[i] > score_th)) cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
       kept.clear();
       for (int64_t i : cand) {
