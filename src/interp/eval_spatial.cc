@@ -638,7 +638,8 @@ Status eval_convt(const ir::Node& n, const std::vector<TensorRef>& in, const Ten
 }
 
 // ---------------------------------------------------------------------------------------------
-// GridSample (2-D): Y[n, c, h, w] samples X[n, c] at grid[n, h, w] = (x, y) in [-1, 1].
+// GridSample: Y[n, c, h, w] samples X[n, c] at grid[n, h, w] = (x, y) in [-1, 1] (1 to 3
+// spatial dims, as opset 20 allows; accepted at any opset).
 
 struct GridSampleAttrs {
   int mode = 1;  // 0 nearest, 1 linear, 2 cubic
@@ -728,41 +729,63 @@ Status infer_grid_sample(const ir::Node& n, const std::vector<TensorRef>& in, st
   SYSTOLIC_RETURN_IF_ERROR(grid_sample_attrs(n, &a));
   const ir::Shape& xs = in[0].shape;
   const ir::Shape& gs = in[1].shape;
-  if (xs.size() != 4)
-    return Err("%s %s: X of rank %zu is not supported (4-D only)", opn(n), n.name.c_str(), xs.size());
+  if (xs.size() < 3 || xs.size() > 5)
+    return Err("%s %s: X of rank %zu is not supported (1 to 3 spatial dims)", opn(n), n.name.c_str(), xs.size());
   SYSTOLIC_RETURN_IF_ERROR(need_float(n, in[0], "X"));
   SYSTOLIC_RETURN_IF_ERROR(need_float(n, in[1], "grid"));
-  if (gs.size() != 4 || gs[0] != xs[0] || gs[3] != 2)
+  const std::size_t sd = xs.size() - 2;
+  if (gs.size() != xs.size() || gs[0] != xs[0] || gs.back() != static_cast<int64_t>(sd))
     return Err("%s %s: grid %s does not fit X %s", opn(n), n.name.c_str(), ir::shape_str(gs).c_str(),
                ir::shape_str(xs).c_str());
-  shapes->push_back({xs[0], xs[1], gs[1], gs[2]});
+  ir::Shape out = {xs[0], xs[1]};
+  out.insert(out.end(), gs.begin() + 1, gs.end() - 1);
+  shapes->push_back(out);
   types->push_back(in[0].dtype);
   return Status::Ok();
 }
 
 template <typename T, typename G>
 void grid_sample_run(const GridSampleAttrs& a, const TensorRef& x, const TensorRef& grid, const TensorRef& y) {
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-  const int64_t Ho = grid.shape[1], Wo = grid.shape[2];
+  const int sd = static_cast<int>(x.shape.size()) - 2;
+  const int64_t N = x.shape[0], C = x.shape[1];
+  int64_t in_sz = 1, out_sz = 1;
+  for (int d = 0; d < sd; ++d) {
+    in_sz *= x.shape[d + 2];
+    out_sz *= y.shape[d + 2];
+  }
   const T* X = x.as<T>();
   const G* Gd = grid.as<G>();
   T* Y = y.as<T>();
+  // Per spatial dim d: up to 4 taps; the grid lists coordinates innermost dim first (x, y, z).
+  int64_t idx[3][4];
+  double w[3][4];
+  int nt[3];
+  std::vector<int64_t> offs, o2;
+  std::vector<double> wts, w2;
   for (int64_t b = 0; b < N; ++b)
-    for (int64_t p = 0; p < Ho * Wo; ++p) {
-      int64_t ix[4], iy[4];
-      double wx[4], wy[4];
-      int nx, ny;
-      gs_taps(Gd[(b * Ho * Wo + p) * 2], W, a, ix, wx, &nx);
-      gs_taps(Gd[(b * Ho * Wo + p) * 2 + 1], H, a, iy, wy, &ny);
+    for (int64_t p = 0; p < out_sz; ++p) {
+      for (int d = 0; d < sd; ++d)
+        gs_taps(Gd[(b * out_sz + p) * sd + (sd - 1 - d)], x.shape[d + 2], a, idx[d], w[d], &nt[d]);
+      // Every combination of taps: flat source offset (or -1) and weight.
+      offs.assign(1, 0);
+      wts.assign(1, 1.0);
+      for (int d = 0; d < sd; ++d) {
+        o2.clear();
+        w2.clear();
+        for (std::size_t c = 0; c < offs.size(); ++c)
+          for (int k = 0; k < nt[d]; ++k) {
+            o2.push_back(offs[c] < 0 || idx[d][k] < 0 ? -1 : offs[c] * x.shape[d + 2] + idx[d][k]);
+            w2.push_back(wts[c] * w[d][k]);
+          }
+        offs.swap(o2);
+        wts.swap(w2);
+      }
       for (int64_t c = 0; c < C; ++c) {
-        const T* xc = X + (b * C + c) * H * W;
+        const T* xc = X + (b * C + c) * in_sz;
         double acc = 0;
-        for (int j = 0; j < ny; ++j) {
-          if (iy[j] < 0) continue;
-          for (int i = 0; i < nx; ++i)
-            if (ix[i] >= 0) acc += wy[j] * wx[i] * xc[iy[j] * W + ix[i]];
-        }
-        Y[(b * C + c) * Ho * Wo + p] = static_cast<T>(acc);
+        for (std::size_t k = 0; k < offs.size(); ++k)
+          if (offs[k] >= 0) acc += wts[k] * xc[offs[k]];
+        Y[(b * C + c) * out_sz + p] = static_cast<T>(acc);
       }
     }
 }
