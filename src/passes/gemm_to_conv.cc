@@ -1,5 +1,8 @@
 // Gemm / MatMul with constant weights become a 1x1 convolution over an [M,K,1,1] view, so
-// fully-connected layers use the same pre-packed matrix kernels (and epilogues) as convs.
+// fully-connected layers use the same pre-packed matrix kernels (and epilogues) as convs. A
+// MatMul's leading dims ([B, T, K] x [K, N], as transformers' linear layers) fold into M.
+#include <algorithm>
+
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -16,10 +19,12 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
     const ir::Tensor& b = g.t(n.inputs[1]);
     const int c_id = gemm ? n.in(2) : -1;
     bool ok = a.dtype == ir::DType::f32 && b.is_const() && b.dtype == ir::DType::f32 &&
-              a.shape.size() == 2 && b.shape.size() == 2;
+              (a.shape.size() == 2 || (matmul && a.shape.size() > 2)) && b.shape.size() == 2;
     if (gemm) ok &= n.i("transA", 0) == 0 && n.f("alpha", 1.f) == 1.f;
     const bool trans_b = gemm && n.i("transB", 0);
-    const int64_t M = ok ? a.shape[0] : 0, K = ok ? a.shape[1] : 0;
+    const int64_t K = ok ? a.shape.back() : 0;
+    const int64_t M = ok ? ir::num_elements(a.shape) / std::max<int64_t>(K, 1) : 0;
+    ok &= K > 0 && M > 0;
     const int64_t N = ok ? (trans_b ? b.shape[0] : b.shape[1]) : 0;
     if (ok && c_id >= 0) {
       const ir::Tensor& c = g.t(c_id);
@@ -30,6 +35,9 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
       out.push_back(std::move(n));
       continue;
     }
+    // (a and b are references into g.tensors, which the constants below may reallocate.)
+    ir::Shape yshape = a.shape;
+    yshape.back() = N;
     // Weight as OIHW [N,K,1,1].
     std::vector<float> w(N * K);
     const float* bs = b.as<float>();
@@ -37,7 +45,7 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
       for (int64_t k = 0; k < K; ++k) w[j * K + k] = trans_b ? bs[j * K + k] : bs[k * N + j];
     const int wid = g.add_const_f32(g.fresh_name(n.name + ".weight"), {N, K, 1, 1}, w);
     const int shape_in = g.add_const_i64(g.fresh_name(n.name + ".shape4"), {4}, {M, K, 1, 1});
-    const int shape_out = g.add_const_i64(g.fresh_name(n.name + ".shape2"), {2}, {M, N});
+    const int shape_out = g.add_const_i64(g.fresh_name(n.name + ".shape_out"), {static_cast<int64_t>(yshape.size())}, yshape);
     ir::Tensor t4;
     t4.name = g.fresh_name(n.name + ".in4");
     t4.dtype = ir::DType::f32;

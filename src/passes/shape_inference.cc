@@ -74,7 +74,9 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Dropout:
       if (n.inputs.size() > 2 && in_t(2)) {
         SYSTOLIC_RETURN_IF_ERROR(need_const(2, "training_mode"));
-        if (interp::read_scalar(ref_of(*in_t(2))) != 0)
+        // Training mode with ratio 0 (exporters emit it for disabled dropout) is the identity.
+        const bool ratio0 = in_t(1) && in_t(1)->is_const() && interp::read_scalar(ref_of(*in_t(1))) == 0;
+        if (interp::read_scalar(ref_of(*in_t(2))) != 0 && !ratio0)
           return Err("Dropout %s: training mode is not supported (inference only)", n.name.c_str());
       }
       if (outs.size() > 1) dts[1] = DType::boolean;

@@ -126,7 +126,12 @@ Status Session::execute() {
         break;
       case Step::interp: {
         Status s = interp::eval_node(st->node, st->ins, st->outs);
-        if (!s.ok()) return Err("%s %s: %s", ir::op_name(st->node.op), st->node.name.c_str(), s.message().c_str());
+        if (!s.ok()) {
+          // The families' messages already start with "Op node: "; the core ones may not.
+          const std::string who = std::string(ir::op_name(st->node.op)) + " " + st->node.name + ":";
+          if (s.message().rfind(who, 0) == 0) return s;
+          return Err("%s %s", who.c_str(), s.message().c_str());
+        }
         break;
       }
     }
