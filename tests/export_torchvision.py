@@ -1,14 +1,84 @@
-import sys, torch, torchvision.models as m
+# Exports torchvision models (random weights, opset 13, symbolic batch) and two OCR-style
+# networks: a DBNet-like text detector (FPN, upsampling, ConvTranspose head) and a CTC text
+# recognizer whose width is symbolic too (exported as [N,3,32,W]).
+import sys, torch, torch.nn as nn, torch.nn.functional as F, torchvision.models as m
+import torchvision.models.segmentation as seg
 torch.manual_seed(0)
+
+
+def vit():
+    model = m.vit_b_16()
+    nn.init.normal_(model.heads.head.weight, std=0.02)  # torchvision zero-initialises the head
+    return model
+
+
+class TextDetector(nn.Module):  # DBNet-style: backbone stages -> FPN -> probability map
+    def __init__(self):
+        super().__init__()
+        f = m.mobilenet_v3_small().features
+        self.stages = nn.ModuleList([f[:2], f[2:4], f[4:9], f[9:]])
+        self.lateral = nn.ModuleList([nn.Conv2d(c, 64, 1) for c in (16, 24, 48, 576)])
+        self.smooth = nn.ModuleList([nn.Conv2d(64, 16, 3, padding=1) for _ in range(4)])
+        self.head = nn.Sequential(nn.Conv2d(64, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                                  nn.ConvTranspose2d(16, 16, 2, 2), nn.BatchNorm2d(16), nn.ReLU(),
+                                  nn.ConvTranspose2d(16, 1, 2, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        feats = []
+        for s in self.stages:
+            x = s(x)
+            feats.append(x)
+        p = [l(f) for l, f in zip(self.lateral, feats)]
+        for i in range(3, 0, -1):
+            p[i - 1] = p[i - 1] + F.interpolate(p[i], size=p[i - 1].shape[2:], mode='nearest')
+        size = p[0].shape[2:]
+        outs = [F.interpolate(s(q), size=size, mode='bilinear', align_corners=False) for s, q in zip(self.smooth, p)]
+        return self.head(torch.cat(outs, 1))
+
+
+class TextRecognizer(nn.Module):  # CRNN-style without recurrence: convs -> columns -> CTC logits
+    def __init__(self, classes=97):
+        super().__init__()
+        def block(i, o, pool):
+            return [nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(), nn.MaxPool2d(pool, pool)]
+        self.body = nn.Sequential(*block(3, 32, (2, 2)), *block(32, 64, (2, 2)), *block(64, 128, (2, 1)),
+                                  *block(128, 128, (2, 1)), nn.Conv2d(128, 256, (2, 1)), nn.ReLU())
+        self.fc = nn.Linear(256, classes)
+
+    def forward(self, x):
+        f = self.body(x).squeeze(2).permute(0, 2, 1)  # [N, W/4, 256]
+        return F.log_softmax(self.fc(f), dim=-1)
+
+
 specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': (m.squeezenet1_0, 224),
          'densenet121': (m.densenet121, 224), 'inception_v3': (lambda: m.inception_v3(aux_logits=False, init_weights=True), 299),
          'googlenet': (lambda: m.googlenet(aux_logits=False, init_weights=True), 224),
          'shufflenet_v2_x1_0': (m.shufflenet_v2_x1_0, 224), 'mobilenet_v3_small': (m.mobilenet_v3_small, 224),
-         'efficientnet_b0': (m.efficientnet_b0, 224), 'resnet18': (m.resnet18, 224)}
+         'efficientnet_b0': (m.efficientnet_b0, 224), 'resnet18': (m.resnet18, 224),
+         'vit_b_16': (vit, 224), 'swin_t': (m.swin_t, 224), 'convnext_tiny': (m.convnext_tiny, 224),
+         'efficientnet_v2_s': (m.efficientnet_v2_s, 224),
+         'deeplabv3_mobilenet_v3_large': (lambda: seg.deeplabv3_mobilenet_v3_large(weights_backbone=None, aux_loss=False), 224),
+         'fcn_resnet50': (lambda: seg.fcn_resnet50(weights_backbone=None, aux_loss=False), 224),
+         'lraspp_mobilenet_v3_large': (lambda: seg.lraspp_mobilenet_v3_large(weights_backbone=None), 224),
+         'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160))}
+
+
+class Logits(nn.Module):  # segmentation models return {'out': ...}
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        y = self.model(x)
+        return y['out'] if isinstance(y, dict) else y
+
+
 for name in sys.argv[1:]:
     fn, size = specs[name]
-    model = fn().eval()
-    x = torch.randn(1, 3, size, size)
+    h, w = size if isinstance(size, tuple) else (size, size)
+    model = Logits(fn()).eval()
+    x = torch.randn(1, 3, h, w)
+    axes = {0: 'N', 3: 'W'} if name == 'text_recognizer' else {0: 'N'}
     torch.onnx.export(model, x, name + '.onnx', opset_version=13, input_names=['input'], output_names=['logits'],
-                      dynamic_axes={'input': {0: 'N'}, 'logits': {0: 'N'}})
+                      dynamic_axes={'input': axes, 'logits': {0: 'N'}})
     print('exported', name)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The classic CNN families as PyTorch exports them (torchvision, random weights, opset 13):
-# each must import, compile and agree with ONNX Runtime (max relative error of the logits <= 1e-4).
-# Exit 77 (skipped) when PyTorch/torchvision or onnxruntime-node is missing and not required.
+# PyTorch exports (torchvision, random weights, opset 13) must import, compile and agree with
+# ONNX Runtime (max relative error of every output <= 1e-4): the classic CNN families,
+# transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP)
+# and OCR-style text detection and recognition (the recognizer's width is symbolic: it runs
+# at the width of its input file). Exit 77 (skipped) when PyTorch/torchvision or
+# onnxruntime-node is missing and not required.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build/torchvision}
@@ -13,18 +16,25 @@ if [ -n "$missing" ]; then
   if [ -n "${SYSTOLIC_REQUIRE_ORT:-}" ]; then echo "missing: $missing" >&2; exit 1; fi
   echo "skipped: missing $missing"; exit 77
 fi
-models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0"
+models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0
+        vit_b_16 swin_t convnext_tiny efficientnet_v2_s deeplabv3_mobilenet_v3_large fcn_resnet50
+        lraspp_mobilenet_v3_large text_detector text_recognizer"
 mkdir -p "$out"
 cd "$out"
 todo=""
 for m in $models; do [ -f "$m.onnx" ] || todo="$todo $m"; done
 [ -z "$todo" ] || $py "$root/tests/export_torchvision.py" $todo 2>/dev/null | grep -c exported >/dev/null
+# A 32x160 text line for the recognizer (ONNX Runtime would pick width 1 for a symbolic dim).
+$py -c "import numpy as np; np.save('text_line.npy', np.random.RandomState(0).randn(1, 3, 32, 160).astype(np.float32))"
 failed=0
 for m in $models; do
   rm -rf "ort_$m" "sys_$m"
   mkdir -p "ort_$m"
-  node "$root/bench/ort_run.js" "$m.onnx" "ort_$m" > /dev/null
-  if ! "$root/build/systolic" run "$m.onnx" --input "input=ort_$m/input.input.npy" --output-dir "sys_$m" > /dev/null; then
+  given=""
+  [ "$m" != text_recognizer ] || given="input=$out/text_line.npy"
+  node "$root/bench/ort_run.js" "$m.onnx" "ort_$m" $given > /dev/null
+  [ -n "$given" ] || given="input=ort_$m/input.input.npy"
+  if ! "$root/build/systolic" run "$m.onnx" --input "$given" --output-dir "sys_$m" > /dev/null; then
     echo "FAIL $m: systolic could not run it"; failed=1; continue
   fi
   if $py - "$m" <<'PY'
@@ -32,7 +42,7 @@ import sys, numpy as np
 m = sys.argv[1]
 a = np.load(f"ort_{m}/logits.npy"); b = np.load(f"sys_{m}/logits.npy")
 err = np.abs(a - b).max() / max(np.abs(a).max(), 1e-12)
-print(f"{m:20s} logits {a.shape} max relative error vs ONNX Runtime {err:.2e}")
+print(f"{m:30s} logits {str(a.shape):18s} max relative error vs ONNX Runtime {err:.2e}")
 sys.exit(0 if a.shape == b.shape and err <= 1e-4 and np.abs(a).max() > 0 else 1)
 PY
   then :; else echo "FAIL $m"; failed=1; fi
