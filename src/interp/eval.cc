@@ -59,7 +59,7 @@ bool in_range(Op op, Op first, Op last) { return op >= first && op <= last; }
 }  // namespace
 
 InferFn family_infer(Op op) {
-  if (in_range(op, Op::Erf, Op::CastLike)) return infer_math;
+  if (in_range(op, Op::Erf, Op::CastLike) || op == Op::Gelu) return infer_math;
   if (in_range(op, Op::LayerNormalization, Op::NegativeLogLikelihoodLoss)) return infer_norm;
   if (in_range(op, Op::Trilu, Op::Unique)) return infer_index;
   if (in_range(op, Op::Resize, Op::NonMaxSuppression)) return infer_spatial;
@@ -67,7 +67,7 @@ InferFn family_infer(Op op) {
 }
 
 Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out) {
-  if (in_range(n.op, Op::Erf, Op::CastLike)) return eval_math(n, in, out);
+  if (in_range(n.op, Op::Erf, Op::CastLike) || n.op == Op::Gelu) return eval_math(n, in, out);
   if (in_range(n.op, Op::LayerNormalization, Op::NegativeLogLikelihoodLoss)) return eval_norm(n, in, out);
   if (in_range(n.op, Op::ReduceSum, Op::ArgMin)) return eval_reduce(n, in, out);
   if (in_range(n.op, Op::Trilu, Op::Unique)) return eval_index(n, in, out);

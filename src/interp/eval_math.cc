@@ -28,7 +28,7 @@ bool float_only_unary(Op op) {
     case Op::Reciprocal: case Op::Log: case Op::Floor: case Op::Ceil: case Op::Sin: case Op::Cos:
     case Op::Tan: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh: case Op::Cosh:
     case Op::Asinh: case Op::Acosh: case Op::Atanh: case Op::Softplus: case Op::Softsign: case Op::Elu:
-    case Op::Selu: case Op::Celu: case Op::ThresholdedRelu: case Op::Mish:
+    case Op::Selu: case Op::Celu: case Op::ThresholdedRelu: case Op::Mish: case Op::Gelu:
       return true;
     default: return false;
   }
@@ -120,6 +120,12 @@ Status eval_unary(const ir::Node& n, const TensorRef& x, const TensorRef& y) {
     case Op::Softplus: map1<T>(x, y, softplus); break;
     case Op::Softsign: map1<T>(x, y, [](double v) { return v / (1.0 + std::fabs(v)); }); break;
     case Op::Mish: map1<T>(x, y, [](double v) { return v * std::tanh(softplus(v)); }); break;
+    case Op::Gelu:
+      if (n.s("approximate", "none") == "tanh")
+        map1<T>(x, y, [](double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); });
+      else
+        map1<T>(x, y, [](double v) { return 0.5 * v * (1.0 + std::erf(v * 0.7071067811865476)); });
+      break;
     case Op::Elu: {
       const double alpha = n.f("alpha", 1.0f);
       map1<T>(x, y, [=](double v) { return v < 0 ? alpha * std::expm1(v) : v; });
@@ -412,6 +418,8 @@ Status infer_math(const ir::Node& n, const std::vector<TensorRef>& in, std::vect
       break;
     default:  // the unary math ops
       SYSTOLIC_RETURN_IF_ERROR(need(1));
+      if (n.op == Op::Gelu && n.s("approximate", "none") != "none" && n.s("approximate", "none") != "tanh")
+        return Err("%s %s: approximate='%s' is not supported (none or tanh)", op, name, n.s("approximate", "").c_str());
       if (float_only_unary(n.op) ? !is_float(in[0].dtype) : !is_numeric(in[0].dtype))
         return bad_type(in[0].dtype, float_only_unary(n.op) ? "float32 or float64" : "numeric types");
       shape = in[0].shape;

@@ -16,6 +16,11 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, Act* act, float* a, fl
     case ir::Op::Relu: *act = Act::relu; return true;
     case ir::Op::Sigmoid: *act = Act::sigmoid; return true;
     case ir::Op::Tanh: *act = Act::tanh; return true;
+    case ir::Op::Gelu:
+      if (n.s("approximate", "none") != "none" && n.s("approximate", "none") != "tanh") return false;
+      *act = Act::gelu;
+      *a = n.s("approximate", "none") == "tanh" ? 1.f : 0.f;
+      return true;
     case ir::Op::HardSwish: *act = Act::hard_swish; return true;
     case ir::Op::LeakyRelu: *act = Act::leaky_relu; *a = n.f("alpha", 0.01f); return true;
     case ir::Op::HardSigmoid:

@@ -1,6 +1,7 @@
 // Gemm / MatMul with constant weights become a 1x1 convolution over an [M,K,1,1] view, so
 // fully-connected layers use the same pre-packed matrix kernels (and epilogues) as convs. A
-// MatMul's leading dims ([B, T, K] x [K, N], as transformers' linear layers) fold into M.
+// MatMul's leading dims ([B, T, K] x [K, N], as transformers' linear layers) fold into M, and
+// the Add of a constant [N] that exporters write after it becomes the conv's bias.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -9,7 +10,11 @@ namespace systolic::passes {
 
 Status gemm_to_conv(ir::Graph& g, PassContext&) {
   std::vector<ir::Node> out;
-  for (ir::Node& n : g.nodes) {
+  const auto consumers = g.consumers();
+  std::vector<char> absorbed(g.nodes.size(), 0);  // bias Adds folded into a MatMul's conv
+  for (std::size_t idx = 0; idx < g.nodes.size(); ++idx) {
+    if (absorbed[idx]) continue;
+    ir::Node& n = g.nodes[idx];
     const bool gemm = n.op == ir::Op::Gemm, matmul = n.op == ir::Op::MatMul;
     if (!gemm && !matmul) {
       out.push_back(std::move(n));
@@ -38,6 +43,22 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
     // (a and b are references into g.tensors, which the constants below may reallocate.)
     ir::Shape yshape = a.shape;
     yshape.back() = N;
+    // MatMul then Add(bias): the bias joins the conv, the Add's output is the result.
+    std::vector<float> bias;
+    int result = n.outputs[0];
+    if (matmul && consumers[result].size() == 1 && !g.is_graph_output(result)) {
+      const int j = consumers[result][0];
+      const ir::Node& add = g.nodes[j];
+      const int c = add.op == ir::Op::Add && add.inputs.size() == 2
+                        ? (add.inputs[0] == result ? add.inputs[1] : add.inputs[0]) : -1;
+      if (c >= 0 && c != result && g.t(c).is_const() && g.t(c).dtype == ir::DType::f32 && g.t(c).numel() == N &&
+          !g.t(c).shape.empty() && g.t(c).shape.back() == N && g.t(c).shape.size() <= yshape.size() &&
+          g.t(add.outputs[0]).shape == yshape) {
+        bias.assign(g.t(c).as<float>(), g.t(c).as<float>() + N);
+        result = add.outputs[0];
+        absorbed[j] = 1;
+      }
+    }
     // Weight as OIHW [N,K,1,1].
     std::vector<float> w(N * K);
     const float* bs = b.as<float>();
@@ -70,13 +91,15 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
       const ir::Tensor& c = g.t(c_id);
       std::vector<float> cv(c.as<float>(), c.as<float>() + N);
       conv.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".bias"), {N}, cv));
+    } else if (!bias.empty()) {
+      conv.inputs.push_back(g.add_const_f32(g.fresh_name(n.name + ".bias"), {N}, bias));
     }
     conv.outputs = {o4};
     ir::Node r2;
     r2.op = ir::Op::Reshape;
     r2.name = n.name + ".reshape_out";
     r2.inputs = {o4, shape_out};
-    r2.outputs = {n.outputs[0]};
+    r2.outputs = {result};
     out.push_back(std::move(r1));
     out.push_back(std::move(conv));
     out.push_back(std::move(r2));

@@ -55,10 +55,32 @@ inline typename T::V tanh(typename T::V x) {
   return T::lt_select(ax, T::set1(0.625f), s, T::copysign(l, x));
 }
 
+// GELU, x/2 (1 + erf(x/sqrt2)), with erfc(|x|/sqrt2) from Abramowitz-Stegun 7.1.26 (absolute
+// error <= 1.5e-7): x >= 0 gives x (1 - q/2), x < 0 gives x q/2, so neither side cancels.
+// tanh_form: the tanh approximation x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <class T>
+inline typename T::V gelu(typename T::V x, bool tanh_form) {
+  using V = typename T::V;
+  if (tanh_form) {
+    const V inner = T::mul(T::set1(0.7978845608f), T::fma(T::mul(T::mul(x, x), x), T::set1(0.044715f), x));
+    return T::mul(T::mul(x, T::set1(0.5f)), T::add(T::set1(1.f), tanh<T>(inner)));
+  }
+  const V z = T::mul(T::abs(x), T::set1(0.70710678118654752f));
+  const V t = T::div(T::set1(1.f), T::fma(z, T::set1(0.3275911f), T::set1(1.f)));
+  V p = T::set1(1.061405429f);
+  p = T::fma(p, t, T::set1(-1.453152027f));
+  p = T::fma(p, t, T::set1(1.421413741f));
+  p = T::fma(p, t, T::set1(-0.284496736f));
+  p = T::fma(p, t, T::set1(0.254829592f));
+  const V half_q = T::mul(T::mul(T::mul(p, t), exp<T>(T::sub(T::zero(), T::mul(z, z)))), T::set1(0.5f));
+  return T::mul(x, T::lt_select(x, T::zero(), half_q, T::sub(T::set1(1.f), half_q)));
+}
+
 template <class T>
 struct ActArgs {
   typename T::V a, b;
-  explicit ActArgs(const Epilogue& e) : a(T::set1(e.a)), b(T::set1(e.b)) {}
+  bool tanh_form;
+  explicit ActArgs(const Epilogue& e) : a(T::set1(e.a)), b(T::set1(e.b)), tanh_form(e.a != 0.f) {}
 };
 
 template <class T, Act A>
@@ -75,6 +97,7 @@ inline typename T::V act(typename T::V x, const ActArgs<T>& k) {
     return T::mul(x, T::min(T::max(g, zero), T::set1(1.f)));
   }
   if constexpr (A == Act::tanh) return tanh<T>(x);
+  if constexpr (A == Act::gelu) return gelu<T>(x, k.tanh_form);
 }
 
 constexpr int kUnary = -1;  // OP value of the no-binary-op loops
@@ -133,6 +156,7 @@ EltwiseSegFn pick_act(Act a) {
     case Act::hard_sigmoid: return seg<T, OP, Act::hard_sigmoid, SB, RB>;
     case Act::hard_swish: return seg<T, OP, Act::hard_swish, SB, RB>;
     case Act::tanh: return seg<T, OP, Act::tanh, SB, RB>;
+    case Act::gelu: return seg<T, OP, Act::gelu, SB, RB>;
   }
   return nullptr;
 }
