@@ -6,7 +6,9 @@ usage() {
   cat <<'EOF'
 usage: bench/compare.sh [--models "resnet50 mobilenet_v2 resnet18"] [--batches "1 16"]
                         [--threads 2] [--rounds 3] [--iters 20] [--warmup 3] [--precision fp32|int8|bf16]
-Builds missing zoo models into build/zoo/, then for each model and batch runs build/systolic
+Builds missing zoo models into build/zoo/ (resnet18, resnet50, mobilenet_v2; the models of
+tests/export_torchvision.py -- vit_b_16, swin_t, convnext_tiny, deeplabv3_mobilenet_v3_large,
+text_detector, ... -- are exported there with PyTorch), then for each model and batch runs build/systolic
 and ONNX Runtime (bench/ort_bench.js) alternately for --rounds rounds and reports the median.
 --precision int8: both engines run the same QDQ model, written once per zoo model by
 `systolic quantize MODEL.onnx --calibration random:16 -o build/zoo/MODEL_int8.onnx`.
@@ -50,8 +52,14 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$ZOO_DIR"
 for m in $models; do
   if [[ ! -s $ZOO_DIR/$m.onnx ]]; then
-    echo "building zoo model $m -> $ZOO_DIR/$m.onnx" >&2
-    "$SYSTOLIC" zoo "$m" -o "$work/$m.onnx" >&2 || die "'systolic zoo $m' failed"
+    if "$SYSTOLIC" zoo --help 2>/dev/null | grep -qw "$m"; then
+      echo "building zoo model $m -> $ZOO_DIR/$m.onnx" >&2
+      "$SYSTOLIC" zoo "$m" -o "$work/$m.onnx" >&2 || die "'systolic zoo $m' failed"
+    else
+      echo "exporting $m with PyTorch -> $ZOO_DIR/$m.onnx" >&2
+      (cd "$work" && /usr/bin/python3 "$ROOT/tests/export_torchvision.py" "$m" >&2) ||
+        die "'tests/export_torchvision.py $m' failed (a zoo model or one of its specs?)"
+    fi
     mv "$work/$m.onnx" "$ZOO_DIR/$m.onnx"
   fi
   if [[ $precision == int8 && ! -s $ZOO_DIR/${m}_int8.onnx ]]; then
