@@ -50,6 +50,7 @@ Status shape_inference(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
 Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
+Status convtranspose_to_conv(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
 Status fuse_layernorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);

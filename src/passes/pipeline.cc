@@ -21,6 +21,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"shape_inference", shape_inference},
       {"fold_qdq", fold_qdq},
       {"dead_code_elimination", dead_code_elimination},
+      {"convtranspose_to_conv", convtranspose_to_conv},
       {"fold_batchnorm", fold_batchnorm},
       {"fuse_layernorm", fuse_layernorm},
       {"gemm_to_conv", gemm_to_conv},
