@@ -17,21 +17,43 @@ std::vector<int64_t> strides_of(const ir::Shape& s) {
   return st;
 }
 
-// Generic strided copy: out[idx] = in[sum(idx[d] * in_stride[d]) + in_offset].
+// One row of a strided copy: n elements of size ES, the source `stride` elements apart.
+template <typename E>
+void copy_row(const uint8_t* src, uint8_t* dst, int64_t n, int64_t stride) {
+  const E* s = reinterpret_cast<const E*>(src);
+  E* d = reinterpret_cast<E*>(dst);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + i, s + i * stride, sizeof(E));
+}
+
+// Generic strided copy: out[idx] = in[sum(idx[d] * in_stride[d]) + in_offset]. Walks the
+// output a row (last dim) at a time: a unit-stride row is one memcpy, others a typed loop.
 void strided_copy(const uint8_t* src, uint8_t* dst, const ir::Shape& out_shape,
                   const std::vector<int64_t>& in_strides, int64_t in_offset, std::size_t es) {
   const int r = static_cast<int>(out_shape.size());
   const int64_t total = ir::num_elements(out_shape);
+  if (total == 0) return;
+  if (r == 0) {
+    std::memcpy(dst, src + in_offset * es, es);
+    return;
+  }
+  const int64_t len = out_shape[r - 1], st = in_strides[r - 1];
   std::vector<int64_t> idx(r, 0);
   int64_t off = in_offset;
-  for (int64_t e = 0; e < total; ++e) {
-    std::memcpy(dst + e * es, src + off * es, es);
-    for (int d = r - 1; d >= 0; --d) {
-      ++idx[d];
-      off += in_strides[d];
-      if (idx[d] < out_shape[d]) break;
-      off -= in_strides[d] * out_shape[d];
-      idx[d] = 0;
+  for (int64_t e = 0; e < total; e += len) {
+    const uint8_t* s = src + off * es;
+    uint8_t* d = dst + e * es;
+    if (st == 1) std::memcpy(d, s, static_cast<std::size_t>(len) * es);
+    else if (es == 4) copy_row<uint32_t>(s, d, len, st);
+    else if (es == 8) copy_row<uint64_t>(s, d, len, st);
+    else if (es == 2) copy_row<uint16_t>(s, d, len, st);
+    else if (es == 1) copy_row<uint8_t>(s, d, len, st);
+    else for (int64_t i = 0; i < len; ++i) std::memcpy(d + i * es, s + i * st * es, es);
+    for (int dd = r - 2; dd >= 0; --dd) {
+      ++idx[dd];
+      off += in_strides[dd];
+      if (idx[dd] < out_shape[dd]) break;
+      off -= in_strides[dd] * out_shape[dd];
+      idx[dd] = 0;
     }
   }
 }
@@ -51,6 +73,37 @@ Status eval_pad(const ir::Node& n, const std::vector<TensorRef>& in, const Tenso
   std::vector<int64_t> idx(r, 0);
   const auto* src = static_cast<const uint8_t*>(x.data);
   auto* dst = static_cast<uint8_t*>(y.data);
+  if (mode == "constant" && r > 0 && total > 0) {
+    // A row (last dim) at a time: the value, then the source row, then the value again.
+    const int64_t len = y.shape[r - 1], lo = pads[r - 1], xl = x.shape[r - 1];
+    auto fill = [&](uint8_t* d, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) std::memcpy(d + i * es, value.data(), es);
+    };
+    for (int64_t e = 0; e < total; e += len) {
+      int64_t off = 0;
+      bool inside = true;
+      for (int d = 0; d + 1 < r && inside; ++d) {
+        const int64_t i = idx[d] - pads[d];
+        inside = i >= 0 && i < x.shape[d];
+        off += i * xs[d];
+      }
+      uint8_t* row = dst + e * es;
+      if (!inside) {
+        fill(row, len);
+      } else {
+        const int64_t a = std::clamp<int64_t>(lo, 0, len), from = std::max<int64_t>(0, -lo);
+        const int64_t n = std::clamp<int64_t>(std::min(xl - from, len - a), 0, len);
+        fill(row, a);
+        if (n > 0) std::memcpy(row + a * es, src + (off + from) * es, static_cast<std::size_t>(n) * es);
+        fill(row + (a + n) * es, len - a - n);
+      }
+      for (int d = r - 2; d >= 0; --d) {
+        if (++idx[d] < y.shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+    return Status::Ok();
+  }
   for (int64_t e = 0; e < total; ++e) {
     int64_t off = 0;
     bool inside = true;
