@@ -1,5 +1,7 @@
 // Static memory planning: every activation gets an offset in one arena; tensors whose
 // lifetimes do not overlap share bytes (greedy by size, largest first, lowest fitting offset).
+// A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor) shares its input's
+// bytes: the two are placed as one tensor living as long as both, and the step copies nothing.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -9,6 +11,19 @@ namespace systolic::passes {
 namespace {
 constexpr int64_t kAlign = 64;
 int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool is_view(const ir::Graph& g, const ir::Node& n) {
+  switch (n.op) {
+    case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity:
+      break;
+    default: return false;
+  }
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  return !x.is_const() && !y.is_const() && x.dtype == y.dtype && x.bytes() == y.bytes() &&
+         x.layout == ir::Layout::plain && y.layout == ir::Layout::plain;
+}
 }  // namespace
 
 Status memory_plan(ir::Graph& g, PassContext&) {
@@ -26,10 +41,20 @@ Status memory_plan(ir::Graph& g, PassContext&) {
       }
   }
   for (int o : g.outputs) last[o] = end;
+  // Views join their input's group; the group's root is placed for the union of lifetimes.
+  std::vector<int> root(nt);
+  for (int i = 0; i < nt; ++i) root[i] = i;
+  for (const ir::Node& n : g.nodes)
+    if (is_view(g, n) && first[n.outputs[0]] != -1) {
+      const int r = root[n.inputs[0]], o = n.outputs[0];
+      root[o] = r;
+      first[r] = std::min(first[r], first[o]);
+      last[r] = std::max(last[r], last[o]);
+    }
   std::vector<int> order;
   for (int i = 0; i < nt; ++i) {
     g.t(i).arena_offset = -1;
-    if (first[i] != -2 && !g.t(i).is_const()) order.push_back(i);
+    if (first[i] != -2 && !g.t(i).is_const() && root[i] == i) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return g.t(a).bytes() > g.t(b).bytes(); });
@@ -54,6 +79,8 @@ Status memory_plan(ir::Graph& g, PassContext&) {
     placed.push_back({off, size, first[id], last[id]});
     arena = std::max(arena, off + size);
   }
+  for (int i = 0; i < nt; ++i)
+    if (root[i] != i) g.t(i).arena_offset = g.t(root[i]).arena_offset;
   g.arena_bytes = arena;
   return Status::Ok();
 }
