@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -67,6 +68,68 @@ bool eltwise_params(const ir::Graph& g, const ir::Node& n, kernels::EltwiseParam
   p->channels = s[1];
   p->inner = s[2] * s[3];
   p->b_mode = ta.layout == ir::Layout::nhwc ? 2 : 3;
+  return true;
+}
+
+// A MatMul of two f32 activations in plain layout the matmul kernels run: 1-D operands as
+// ONNX promotes them ([K] -> [1,K] for A, [K,1] for B), and batch dims that are equal or
+// where one side has a single batch (stride 0). Other broadcasts stay in the interpreter.
+bool matmul_params(const ir::Graph& g, const ir::Node& n, kernels::MatMulParams* p) {
+  if (n.op != ir::Op::MatMul || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  for (int id : {n.inputs[0], n.inputs[1], n.outputs[0]})
+    if (id < 0 || g.t(id).dtype != ir::DType::f32 || g.t(id).layout != ir::Layout::plain) return false;
+  const ir::Tensor& ta = g.t(n.inputs[0]);
+  const ir::Tensor& tb = g.t(n.inputs[1]);
+  if (ta.is_const() || tb.is_const() || ta.shape.empty() || tb.shape.empty()) return false;
+  ir::Shape a = ta.shape, b = tb.shape;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), nn = b.back();
+  if (b[b.size() - 2] != k) return false;
+  ir::Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  const int64_t na = ir::num_elements(ba), nb = ir::num_elements(bb);
+  while (ba.size() < bb.size()) ba.insert(ba.begin(), 1);
+  while (bb.size() < ba.size()) bb.insert(bb.begin(), 1);
+  if (na != 1 && nb != 1 && ba != bb) return false;
+  const int64_t batch = std::max(na, nb);
+  *p = kernels::matmul_dense(batch, m, nn, k, na == 1 && batch > 1, nb == 1 && batch > 1);
+  return g.t(n.outputs[0]).numel() == batch * m * nn;
+}
+
+// Softmax over the last axis (either form: legacy_2d from the last axis is the same rows), or
+// LayerNormalization over the last axis with one scale (and bias) value per column and only
+// output 0: f32, plain layout.
+bool norm_params(const ir::Graph& g, const ir::Node& n, kernels::NormParams* p) {
+  const bool softmax = n.op == ir::Op::Softmax, ln = n.op == ir::Op::LayerNormalization;
+  if (!(softmax || ln) || n.inputs.empty() || n.outputs.empty() || n.outputs[0] < 0) return false;
+  for (std::size_t k = 1; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0) return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (x.dtype != ir::DType::f32 || y.dtype != ir::DType::f32 || x.layout != ir::Layout::plain ||
+      y.layout != ir::Layout::plain || x.shape.empty() || x.shape != y.shape)
+    return false;
+  const int64_t r = static_cast<int64_t>(x.shape.size());
+  int64_t axis = n.i("axis", -1);  // the interpreter's default in both ops
+  if (axis < 0) axis += r;
+  if (axis != r - 1) return false;
+  *p = kernels::NormParams{};
+  p->n = x.shape.back();
+  p->rows = p->n > 0 ? x.numel() / p->n : 0;
+  if (softmax) {
+    p->kind = kernels::NormKind::softmax;
+    return n.inputs.size() == 1;
+  }
+  p->kind = kernels::NormKind::layer_norm;
+  p->epsilon = n.f("epsilon", 1e-5f);
+  if (n.inputs.size() > 3 || n.in(1) < 0) return false;
+  for (int id : {n.in(1), n.in(2)}) {
+    if (id < 0) continue;
+    const ir::Tensor& t = g.t(id);
+    if (t.dtype != ir::DType::f32 || t.layout != ir::Layout::plain || t.shape.empty() || t.shape.back() != p->n ||
+        t.numel() != p->n)
+      return false;
+  }
   return true;
 }
 
@@ -171,6 +234,24 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->to = static_cast<int>(n.i("to", 1));
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else if (matmul_params(g, n, &st->mp) && (st->mm_k = kernels::matmul_select(st->mp, host_cpu()))) {
+      st->kind = Step::matmul;
+      st->src = static_cast<const float*>(at(n.inputs[0]));
+      st->src_b = static_cast<const float*>(at(n.inputs[1]));
+      st->dst = static_cast<float*>(at(n.outputs[0]));
+      const kernels::MatMulParams& p = st->mp;
+      st->flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) * static_cast<double>(p.n) *
+                  static_cast<double>(p.k);
+    } else if (norm_params(g, n, &st->np) && (st->norm_k = kernels::norm_select(st->np, host_cpu()))) {
+      st->kind = Step::norm;
+      st->src = static_cast<const float*>(at(n.inputs[0]));
+      st->src_b = static_cast<const float*>(at(n.in(1)));
+      st->src_c = static_cast<const float*>(at(n.in(2)));
+      st->dst = static_cast<float*>(at(n.outputs[0]));
+      // Per element: max, subtract, exp, add, scale (softmax); sum, subtract, square-add,
+      // subtract, two multiplies, add (layer norm).
+      const int per = st->np.kind == kernels::NormKind::softmax ? 5 : 7;
+      st->flops = static_cast<double>(per) * static_cast<double>(st->np.rows) * static_cast<double>(st->np.n);
     } else if (int a = -1, b = -1; eltwise_params(g, n, &st->ep, &a, &b)) {
       st->kind = Step::eltwise;
       st->elt_k = kernels::eltwise_select(st->ep, host_cpu());

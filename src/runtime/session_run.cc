@@ -107,6 +107,8 @@ Status Session::execute() {
         else reorder_f32(st->src, st->dst, st->dims, st->to);
         break;
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
+      case Step::matmul: st->mm_k->run(st->mp, st->src, st->src_b, st->dst, pool_.get()); break;
+      case Step::norm: st->norm_k->run(st->np, st->src, st->src_b, st->src_c, st->dst, pool_.get()); break;
       case Step::qconv: st->qconv_k->run(st->qp, st->qa, pool_.get()); break;
       case Step::qpool: st->qpool_k->run(st->pp, st->qpa, pool_.get()); break;
       case Step::qadd:
@@ -194,6 +196,8 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->quant_k ? st->quant_k->name
                : st->qelt_k ? st->qelt_k->name
                : st->elt_k  ? st->elt_k->name
+               : st->mm_k   ? st->mm_k->name
+               : st->norm_k ? st->norm_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32") : "interp";
     p.flops = st->flops;
     p.bytes = st->bytes;

@@ -7,6 +7,8 @@
 #include "interp/eval.h"
 #include "kernels/conv/conv.h"
 #include "kernels/eltwise/eltwise.h"
+#include "kernels/matmul/matmul.h"
+#include "kernels/norm/norm.h"
 #include "kernels/pool/pool.h"
 #include "kernels/qconv/qconv.h"
 #include "kernels/qpool/qpool.h"
@@ -17,7 +19,8 @@
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, interp, qconv, qpool, quantize, dequantize, qadd, qconcat } kind = interp;
+  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat };
+  Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   const kernels::ConvKernel* conv_k = nullptr;
   kernels::ConvParams cp;
@@ -41,8 +44,13 @@ struct Session::Step {
   kernels::PoolParams pp;
   const kernels::EltwiseKernel* elt_k = nullptr;
   kernels::EltwiseParams ep;
+  const kernels::MatMulKernel* mm_k = nullptr;  // MatMul of two activations: src x src_b
+  kernels::MatMulParams mp;
+  const kernels::NormKernel* norm_k = nullptr;  // Softmax / LayerNormalization: src, scale src_b, bias src_c
+  kernels::NormParams np;
   const float* src = nullptr;
   const float* src_b = nullptr;
+  const float* src_c = nullptr;
   float* dst = nullptr;
   int64_t dims[4] = {0, 0, 0, 0};
   int to = 0;
