@@ -100,6 +100,26 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
           for (int64_t i = 0; i < y.numel(); ++i) o[i] = binary<T>(n.op, a[i], b[i]);
           return Status::Ok();
         }
+        if (n.op != Op::PRelu && !y.shape.empty()) {
+          // A row (last dim) at a time: each operand's row is contiguous or one broadcast value.
+          const std::size_t r = y.shape.size();
+          const auto sa = broadcast_strides(in[0].shape, y.shape), sb = broadcast_strides(in[1].shape, y.shape);
+          const int64_t len = y.shape[r - 1], da = sa[r - 1], db = sb[r - 1];
+          std::vector<int64_t> idx(r, 0);
+          int64_t oa = 0, ob = 0;
+          for (int64_t e = 0; e < y.numel(); e += len) {
+            for (int64_t j = 0; j < len; ++j) o[e + j] = binary<T>(n.op, a[oa + j * da], b[ob + j * db]);
+            for (int d = static_cast<int>(r) - 2; d >= 0; --d) {
+              oa += sa[d];
+              ob += sb[d];
+              if (++idx[d] < y.shape[d]) break;
+              oa -= sa[d] * y.shape[d];
+              ob -= sb[d] * y.shape[d];
+              idx[d] = 0;
+            }
+          }
+          return Status::Ok();
+        }
         for_each_broadcast(y.shape, {&in[0].shape, &in[1].shape}, [&](int64_t e, const std::vector<int64_t>& off) {
           if (n.op == Op::PRelu) o[e] = a[off[0]] < T(0) ? static_cast<T>(a[off[0]] * b[off[1]]) : a[off[0]];
           else o[e] = binary<T>(n.op, a[off[0]], b[off[1]]);
