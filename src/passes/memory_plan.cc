@@ -1,7 +1,9 @@
 // Static memory planning: every activation gets an offset in one arena; tensors whose
 // lifetimes do not overlap share bytes (greedy by size, largest first, lowest fitting offset).
-// A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor) shares its input's
-// bytes: the two are placed as one tensor living as long as both, and the step copies nothing.
+// A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor, or a Reorder of a
+// tensor with one channel or 1x1 pixels, whose NCHW and NHWC bytes are the same: transformers'
+// linear layers run as convs on [M,K,1,1]) shares its input's bytes: the two are placed as one
+// tensor living as long as both, and the step copies nothing.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -15,12 +17,16 @@ int64_t align_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 bool is_view(const ir::Graph& g, const ir::Node& n) {
   switch (n.op) {
     case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity:
+    case ir::Op::Reorder:
       break;
     default: return false;
   }
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
+  if (n.op == ir::Op::Reorder)
+    return !x.is_const() && x.dtype == y.dtype && x.shape == y.shape && x.shape.size() == 4 &&
+           (x.shape[1] == 1 || x.shape[2] * x.shape[3] == 1);
   return !x.is_const() && !y.is_const() && x.dtype == y.dtype && x.bytes() == y.bytes() &&
          x.layout == ir::Layout::plain && y.layout == ir::Layout::plain;
 }

@@ -103,6 +103,7 @@ Status Session::execute() {
       case Step::conv: st->conv_k->run(st->cp, st->ca, pool_.get()); break;
       case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
       case Step::reorder:
+        if (st->src == st->dst) break;  // one channel or 1x1 pixels: both orders are the same bytes
         if (st->count == 1) reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst), st->dims, st->to);
         else reorder_f32(st->src, st->dst, st->dims, st->to);
         break;
