@@ -5,26 +5,12 @@
 #include <cmath>
 
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace systolic::passes {
 namespace {
 
-// The value of a scalar float constant, if `id` is one.
-bool scalar_const(const ir::Graph& g, int id, float* v) {
-  if (id < 0) return false;
-  const ir::Tensor& t = g.t(id);
-  if (!t.is_const() || t.dtype != ir::DType::f32 || t.numel() != 1) return false;
-  *v = t.as<float>()[0];
-  return true;
-}
-
 bool near(float v, double want) { return std::fabs(v - want) <= 1e-4 * std::fabs(want); }
-
-// The operand of binary `n` that is not `id`, or -1 when `id` is not an operand.
-int other(const ir::Node& n, int id) {
-  if (n.inputs.size() != 2) return -1;
-  return n.inputs[0] == id ? n.inputs[1] : n.inputs[1] == id ? n.inputs[0] : -1;
-}
 
 }  // namespace
 
@@ -32,11 +18,7 @@ Status fuse_gelu(ir::Graph& g, PassContext&) {
   auto consumers = g.consumers();
   auto producers = g.producers();
   // The single consumer of tensor `t` when it has exactly one and is no graph output.
-  auto only = [&](int t, ir::Op op) -> int {
-    if (t < 0 || consumers[t].size() != 1 || g.is_graph_output(t)) return -1;
-    const int c = consumers[t][0];
-    return g.nodes[c].op == op ? c : -1;
-  };
+  auto only = [&](int t, ir::Op op) { return only_consumer(g, consumers, t, op); };
   std::vector<char> drop(g.nodes.size(), 0);
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& erf = g.nodes[k];
@@ -53,20 +35,20 @@ Status fuse_gelu(ir::Graph& g, PassContext&) {
     }
     if (x < 0) continue;
     const int add = only(erf.outputs[0], ir::Op::Add);
-    if (add < 0 || !scalar_const(g, other(g.nodes[add], erf.outputs[0]), &c) || c != 1.f) continue;
+    if (add < 0 || !scalar_const(g, other_operand(g.nodes[add], erf.outputs[0]), &c) || c != 1.f) continue;
     const int m1 = only(g.nodes[add].outputs[0], ir::Op::Mul);
     if (m1 < 0) continue;
-    const int f = other(g.nodes[m1], g.nodes[add].outputs[0]);
+    const int f = other_operand(g.nodes[m1], g.nodes[add].outputs[0]);
     std::vector<int> nodes = {pd, static_cast<int>(k), add, m1};
     int y = -1;
     if (f == x) {  // (x * (1 + erf)) * 0.5
       const int m2 = only(g.nodes[m1].outputs[0], ir::Op::Mul);
-      if (m2 < 0 || !scalar_const(g, other(g.nodes[m2], g.nodes[m1].outputs[0]), &c) || c != 0.5f) continue;
+      if (m2 < 0 || !scalar_const(g, other_operand(g.nodes[m2], g.nodes[m1].outputs[0]), &c) || c != 0.5f) continue;
       nodes.push_back(m2);
       y = g.nodes[m2].outputs[0];
     } else if (const int ph = f >= 0 ? producers[f] : -1;  // (x * 0.5) * (1 + erf)
-               ph >= 0 && g.nodes[ph].op == ir::Op::Mul && other(g.nodes[ph], x) >= 0 &&
-               scalar_const(g, other(g.nodes[ph], x), &c) && c == 0.5f && only(f, ir::Op::Mul) == m1) {
+               ph >= 0 && g.nodes[ph].op == ir::Op::Mul && other_operand(g.nodes[ph], x) >= 0 &&
+               scalar_const(g, other_operand(g.nodes[ph], x), &c) && c == 0.5f && only(f, ir::Op::Mul) == m1) {
       nodes.push_back(ph);
       y = g.nodes[m1].outputs[0];
     } else {

@@ -3,22 +3,10 @@
 // bias (nine nodes, four passes over the tensor); this pass makes them one LayerNormalization
 // node, which the runtime runs as one kernel.
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace systolic::passes {
 namespace {
-
-bool scalar_const(const ir::Graph& g, int id, float* v) {
-  if (id < 0) return false;
-  const ir::Tensor& t = g.t(id);
-  if (!t.is_const() || t.dtype != ir::DType::f32 || t.numel() != 1) return false;
-  *v = t.as<float>()[0];
-  return true;
-}
-
-int other(const ir::Node& n, int id) {
-  if (n.inputs.size() != 2) return -1;
-  return n.inputs[0] == id ? n.inputs[1] : n.inputs[1] == id ? n.inputs[0] : -1;
-}
 
 // Whether ReduceMean `n` averages only the last axis of its rank-r input, keeping it.
 bool mean_of_last_axis(const ir::Graph& g, const ir::Node& n) {
@@ -40,11 +28,7 @@ bool per_channel(const ir::Graph& g, int id, int64_t C) {
 Status fuse_layernorm(ir::Graph& g, PassContext&) {
   auto consumers = g.consumers();
   auto producers = g.producers();
-  auto only = [&](int t, ir::Op op) -> int {
-    if (t < 0 || consumers[t].size() != 1 || g.is_graph_output(t)) return -1;
-    const int c = consumers[t][0];
-    return g.nodes[c].op == op ? c : -1;
-  };
+  auto only = [&](int t, ir::Op op) { return only_consumer(g, consumers, t, op); };
   std::vector<char> drop(g.nodes.size(), 0);
   std::vector<ir::Node> fused;  // (placed at the last matched node's index)
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
@@ -71,19 +55,19 @@ Status fuse_layernorm(ir::Graph& g, PassContext&) {
     if (var < 0 || !mean_of_last_axis(g, g.nodes[var])) continue;
     const int add = only(g.nodes[var].outputs[0], ir::Op::Add);
     float eps;
-    if (add < 0 || !scalar_const(g, other(g.nodes[add], g.nodes[var].outputs[0]), &eps)) continue;
+    if (add < 0 || !scalar_const(g, other_operand(g.nodes[add], g.nodes[var].outputs[0]), &eps)) continue;
     const int sq = only(g.nodes[add].outputs[0], ir::Op::Sqrt);
     if (sq < 0 || g.nodes[dv].inputs[1] != g.nodes[sq].outputs[0] || only(g.nodes[sq].outputs[0], ir::Op::Div) != dv)
       continue;
     std::vector<int> nodes = {pm, static_cast<int>(k), pw, var, add, sq, dv};
     const int64_t C = g.t(x).shape.back();
     int y = g.nodes[dv].outputs[0], scale = -1, bias = -1;
-    if (const int mul = only(y, ir::Op::Mul); mul >= 0 && per_channel(g, other(g.nodes[mul], y), C)) {
-      scale = other(g.nodes[mul], y);
+    if (const int mul = only(y, ir::Op::Mul); mul >= 0 && per_channel(g, other_operand(g.nodes[mul], y), C)) {
+      scale = other_operand(g.nodes[mul], y);
       nodes.push_back(mul);
       y = g.nodes[mul].outputs[0];
-      if (const int ad = only(y, ir::Op::Add); ad >= 0 && per_channel(g, other(g.nodes[ad], y), C)) {
-        bias = other(g.nodes[ad], y);
+      if (const int ad = only(y, ir::Op::Add); ad >= 0 && per_channel(g, other_operand(g.nodes[ad], y), C)) {
+        bias = other_operand(g.nodes[ad], y);
         nodes.push_back(ad);
         y = g.nodes[ad].outputs[0];
       }

@@ -1,0 +1,32 @@
+// Small helpers the pattern-matching passes (fuse_gelu, fuse_layernorm) share.
+#pragma once
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace systolic::passes {
+
+// The value of a one-element float constant, if `id` is one.
+inline bool scalar_const(const ir::Graph& g, int id, float* v) {
+  if (id < 0) return false;
+  const ir::Tensor& t = g.t(id);
+  if (!t.is_const() || t.dtype != ir::DType::f32 || t.numel() != 1) return false;
+  *v = t.as<float>()[0];
+  return true;
+}
+
+// The operand of binary `n` that is not `id`, or -1 when `id` is not an operand.
+inline int other_operand(const ir::Node& n, int id) {
+  if (n.inputs.size() != 2) return -1;
+  return n.inputs[0] == id ? n.inputs[1] : n.inputs[1] == id ? n.inputs[0] : -1;
+}
+
+// The node consuming tensor `t` when it is `t`'s only consumer, of op `op`, and `t` is no
+// graph output; else -1.
+inline int only_consumer(const ir::Graph& g, const std::vector<std::vector<int>>& consumers, int t, ir::Op op) {
+  if (t < 0 || consumers[t].size() != 1 || g.is_graph_output(t)) return -1;
+  const int c = consumers[t][0];
+  return g.nodes[c].op == op ? c : -1;
+}
+
+}  // namespace systolic::passes
