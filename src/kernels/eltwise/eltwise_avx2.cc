@@ -48,4 +48,13 @@ void eltwise_avx2_run(const EltwiseParams& p, const float* a, const float* b, fl
   eltwise::run<V8>(p, a, b, y, pool);
 }
 
+// GELU over x[0, n) in place (the conv kernels' epilogue calls it for Act::gelu through
+// apply_act_n: a scalar erf per output would cost more than the matrix product's rows).
+void gelu_avx2(float* x, int n, bool tanh_form) {
+  const eltwise::ActArgs<V8> k(Epilogue{Act::gelu, tanh_form ? 1.f : 0.f});
+  int i = 0;
+  for (; i + 8 <= n; i += 8) V8::store(x + i, eltwise::act<V8, Act::gelu>(V8::load(x + i), k));
+  if (i < n) V8::store_n(x + i, eltwise::act<V8, Act::gelu>(V8::load_n(x + i, n - i), k), n - i);
+}
+
 }  // namespace systolic::kernels
