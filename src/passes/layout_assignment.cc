@@ -42,8 +42,32 @@ bool per_channel(const ir::Tensor& small, const ir::Tensor& big) {
   return small.shape == ir::Shape{1, c, 1, 1} || small.shape == ir::Shape{c, 1, 1};
 }
 
+// A Resize of H and W only (nearest or linear, no crop or antialias) on a float [N,C,H,W]: the
+// runtime gives the interpreter the NHWC bytes as [N,H,W,C] with the scales or sizes permuted
+// alike, so it resizes in either layout (segmentation and text-detection heads upsample conv
+// outputs, which are NHWC).
+bool hw_resize(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != Op::Resize || n.i("_opset", 13) < 11 || n.has("axes") || n.i("antialias", 0) != 0) return false;
+  // A graph output is delivered plain: reorder the (smaller) input rather than the upsampled result.
+  if (g.is_graph_output(n.outputs[0])) return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  if (x.dtype != ir::DType::f32 || x.shape.size() != 4 || n.outputs.size() != 1) return false;
+  const std::string mode = n.s("mode", "nearest");
+  if ((mode != "nearest" && mode != "linear") || n.s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+    return false;
+  const ir::Shape& y = g.t(n.outputs[0]).shape;
+  if (y.size() != 4 || y[0] != x.shape[0] || y[1] != x.shape[1]) return false;
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
+  const int scales = n.in(2), sizes = n.in(3);
+  const bool by_scales = scales >= 0 && g.t(scales).numel() == 4 && g.t(scales).dtype == ir::DType::f32;
+  const bool by_sizes = sizes >= 0 && g.t(sizes).numel() == 4 && g.t(sizes).dtype == ir::DType::i64;
+  return by_scales != by_sizes;
+}
+
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   if (per_tensor_qdq(g, n)) return true;
+  if (hw_resize(g, n)) return true;
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::RoundBf16:
@@ -75,7 +99,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
   if (n.op == Op::NormalizeImage) return false;  // the image is NHWC whatever the layouts around it
-  if (per_tensor_qdq(g, n)) return i == 0;
+  if (per_tensor_qdq(g, n) || n.op == Op::Resize) return i == 0;
   if (n.op == Op::Clip && i > 0) return false;
   if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
       per_channel(t, g.t(n.inputs[1 - i])))

@@ -49,4 +49,23 @@ TEST(LayoutAssignment, PerChannelOperandsStayInNhwc) {
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 }
 
+TEST(LayoutAssignment, ResizeOfHeightAndWidthStaysInNhwc) {
+  for (const char* mode : {"linear", "nearest"}) {
+    GraphBuilder b;
+    const int x = b.input("x", {1, 8, 5, 7});
+    const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 8, 1, 1})})[0];
+    const int up = b.node(ir::Op::Resize, {c, -1, b.g.add_const_f32("scales", {4}, {1.f, 1.f, 2.f, 3.f})})[0];
+    b.last().attrs["mode"].kind = ir::Attr::s;
+    b.last().attrs["mode"].str_v = mode;
+    b.last().set_i("_opset", 13);
+    const int y = b.node(ir::Op::Conv, {up, b.weights("w2", {4, 8, 1, 1})})[0];
+    b.output(y);
+    ir::Graph g = b.g;
+    run_passes(g, {passes::shape_inference, passes::layout_assignment});
+    EXPECT_EQ(g.t(up).layout, ir::Layout::nhwc) << mode;
+    EXPECT_EQ(count_ops(g, ir::Op::Reorder), 2) << mode;  // the input and the output only
+    EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5) << mode;
+  }
+}
+
 }  // namespace systolic::testing

@@ -265,8 +265,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (nhwc && n.op == ir::Op::Concat) st->node.set_i("axis", 3);  // physical channel axis
       // The interpreter is index-blind to layouts: on NHWC data it may only see same-shape
       // operands (or a channel Concat). Anything else would be a silently wrong answer.
+      // A Resize of H and W (passes/layout_assignment.cc) sees [N,H,W,C] and its scales or
+      // sizes permuted alike.
+      const bool nhwc_resize = nhwc && n.op == ir::Op::Resize && g.t(n.inputs[0]).layout == ir::Layout::nhwc;
       for (int id : n.inputs)
-        if (nhwc && n.op != ir::Op::Concat && id >= 0 && g.t(id).numel() != 1 &&
+        if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && id >= 0 && g.t(id).numel() != 1 &&
             (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc))
           return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),
                      n.name.c_str());
@@ -283,6 +286,22 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
           continue;
         }
         st->outs.push_back({g.t(id).dtype, nhwc ? physical(g.t(id)) : g.t(id).shape, at(id)});
+      }
+      if (nhwc_resize) {
+        st->ins[0].shape = physical(g.t(n.inputs[0]));
+        const int scales = n.in(2), sizes = n.in(3);
+        if (scales >= 0 && g.t(scales).numel() == 4) {
+          const float* v = g.t(scales).as<float>();
+          st->phys_scales = {v[0], v[2], v[3], v[1]};
+          st->ins[2].data = st->phys_scales.data();
+        } else if (sizes >= 0 && g.t(sizes).numel() == 4) {
+          const int64_t* v = g.t(sizes).as<int64_t>();
+          st->phys_sizes = {v[0], v[2], v[3], v[1]};
+          st->ins[3].data = st->phys_sizes.data();
+        } else {
+          return Err("plan is inconsistent: NHWC Resize %s has no 4-value scales or sizes; recompile the model",
+                     n.name.c_str());
+        }
       }
       if (n.op == ir::Op::Conv) {
         kernels::ConvParams p;

@@ -55,6 +55,8 @@ struct Session::Step {
   int64_t dims[4] = {0, 0, 0, 0};
   int to = 0;
   std::vector<interp::TensorRef> ins, outs;
+  std::vector<float> phys_scales;    // an NHWC Resize's scales or sizes, in the physical order
+  std::vector<int64_t> phys_sizes;
   double flops = 0;
   int64_t bytes = 0;  // inputs + weights + outputs
   double total_ms = 0;
