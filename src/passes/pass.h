@@ -52,6 +52,7 @@ Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
 Status convtranspose_to_conv(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
+Status prune_conv_taps(ir::Graph&, PassContext&);
 Status fuse_layernorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status fuse_gelu(ir::Graph&, PassContext&);

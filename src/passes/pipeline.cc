@@ -23,6 +23,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"dead_code_elimination", dead_code_elimination},
       {"convtranspose_to_conv", convtranspose_to_conv},
       {"fold_batchnorm", fold_batchnorm},
+      {"prune_conv_taps", prune_conv_taps},
       {"fuse_layernorm", fuse_layernorm},
       {"gemm_to_conv", gemm_to_conv},
       {"fuse_gelu", fuse_gelu},
