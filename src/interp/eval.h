@@ -60,6 +60,10 @@ ir::Shape reduced_shape(const ir::Shape& x, const std::vector<char>& red, bool k
 Expected<ir::Shape> broadcast_shapes(const ir::Shape& a, const ir::Shape& b);
 // Element strides of `s` seen as shape `out` (0 on broadcast dims); s right-aligned to out.
 std::vector<int64_t> broadcast_strides(const ir::Shape& s, const ir::Shape& out);
+// Whether optional input i was given (an omitted one has dtype undefined).
+inline bool present(const std::vector<TensorRef>& in, std::size_t i) {
+  return i < in.size() && in[i].dtype != ir::DType::undefined;
+}
 // Reads a constant/int tensor's values as int64 (int32 or int64 storage).
 std::vector<int64_t> read_ints(const TensorRef& t);
 double read_scalar(const TensorRef& t);

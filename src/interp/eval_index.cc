@@ -48,9 +48,6 @@ bool wrap(int64_t& i, int64_t dim) {
   return i >= 0 && i < dim;
 }
 
-bool present(const std::vector<TensorRef>& in, std::size_t i) {
-  return i < in.size() && in[i].dtype != DType::undefined;
-}
 
 template <typename T>
 int64_t to_i64(T v) {

@@ -16,9 +16,6 @@ namespace {
 using ir::DType;
 using ir::Op;
 
-bool present(const std::vector<TensorRef>& v, std::size_t i) {
-  return i < v.size() && v[i].dtype != DType::undefined;
-}
 
 bool is_float(DType t) { return t == DType::f32 || t == DType::f64; }
 

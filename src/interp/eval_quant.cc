@@ -17,9 +17,6 @@ namespace {
 using ir::DType;
 using ir::Op;
 
-bool present(const std::vector<TensorRef>& in, std::size_t i) {
-  return i < in.size() && in[i].dtype != DType::undefined;
-}
 
 // Integer values of a u8/i8/i32 tensor; an absent zero point reads as one 0.
 std::vector<int32_t> ints32(const std::vector<TensorRef>& in, std::size_t i) {

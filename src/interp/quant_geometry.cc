@@ -21,9 +21,6 @@ const char* const kMatMulIntegerNames[] = {"A", "B", "a_zero_point", "b_zero_poi
 
 constexpr std::size_t kAbsent = ~std::size_t{0};  // an input the op does not have
 
-bool present(const std::vector<TensorRef>& in, std::size_t i) {
-  return i < in.size() && in[i].dtype != DType::undefined;
-}
 
 bool is_q8(DType t) { return t == DType::u8 || t == DType::i8; }
 
