@@ -290,11 +290,14 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (nhwc_resize) {
         st->ins[0].shape = physical(g.t(n.inputs[0]));
         const int scales = n.in(2), sizes = n.in(3);
-        if (scales >= 0 && g.t(scales).numel() == 4) {
+        auto usable = [&](int id, ir::DType dt) {
+          return id >= 0 && g.t(id).is_const() && g.t(id).dtype == dt && g.t(id).numel() == 4;
+        };
+        if (usable(scales, ir::DType::f32)) {
           const float* v = g.t(scales).as<float>();
           st->phys_scales = {v[0], v[2], v[3], v[1]};
           st->ins[2].data = st->phys_scales.data();
-        } else if (sizes >= 0 && g.t(sizes).numel() == 4) {
+        } else if (usable(sizes, ir::DType::i64)) {
           const int64_t* v = g.t(sizes).as<int64_t>();
           st->phys_sizes = {v[0], v[2], v[3], v[1]};
           st->ins[3].data = st->phys_sizes.data();
