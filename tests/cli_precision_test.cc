@@ -22,11 +22,7 @@ std::string dir() {
 Result sh(const std::string& args) { return systolic::testing::run_cli(dir(), args); }
 
 const std::string& resnet18() {
-  static const std::string m = [] {
-    const std::string p = dir() + "/r18.onnx";
-    EXPECT_EQ(sh("zoo resnet18 -o " + p).status, 0);
-    return p;
-  }();
+  static const std::string m = systolic::testing::zoo_model(dir(), "resnet18");
   return m;
 }
 

@@ -41,6 +41,13 @@ inline CliResult run_cli(const std::string& dir, const std::string& args, const 
 }
 
 // stderr without progress lines (compile cache, tune points, tuned configuration).
+// Writes zoo model `name` into `dir` (once per process: callers keep the path in a static).
+inline std::string zoo_model(const std::string& dir, const std::string& name) {
+  const std::string p = dir + "/" + name + ".onnx";
+  EXPECT_EQ(run_cli(dir, "zoo " + name + " -o " + p).status, 0);
+  return p;
+}
+
 inline std::string errors_only(const std::string& err) {
   std::string out, line;
   std::istringstream in(err);
