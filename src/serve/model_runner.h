@@ -1,0 +1,104 @@
+// One served model version: its compiled plans (one per batch size of a ladder, so a merged
+// batch of any size runs without padding), `instances` workers each with a session of every
+// size, the bounded request queue and the dynamic batcher that merges requests.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "serve/infer.h"
+#include "serve/metrics.h"
+#include "serve/model_config.h"
+#include "systolic/systolic.h"
+
+namespace systolic::serve {
+
+struct TensorMeta {
+  std::string name, datatype;
+  std::vector<int64_t> shape;  // batch dimension first, -1 where the batcher merges requests
+};
+
+using Done = std::function<void(std::variant<InferResponse, Error>)>;
+using Clock = std::chrono::steady_clock;
+
+// An admitted request: validated, its inputs as rows of the model's inputs.
+struct Pending {
+  int64_t rows = 0;
+  std::vector<std::string> inputs;           // per model input: rows x row bytes
+  std::vector<int> outputs;                   // model output indices to return
+  std::vector<int64_t> classification;        // per returned output: top-K, or 0
+  std::vector<bool> binary;
+  std::string id;
+  Done done;
+  std::shared_ptr<std::atomic<bool>> cancelled;
+  Clock::time_point admitted, deadline = Clock::time_point::max();
+};
+
+class ModelRunner {
+ public:
+  static Expected<std::shared_ptr<ModelRunner>> load(const ModelSource& src, bool use_tuned);
+  ~ModelRunner();
+
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  const ModelSettings& settings() const { return settings_; }  // resolved
+  const std::string& platform() const { return platform_; }
+  const std::vector<TensorMeta>& inputs() const { return in_meta_; }
+  const std::vector<TensorMeta>& outputs() const { return out_meta_; }
+  std::string config_json() const;
+  ModelMetrics& metrics() { return metrics_; }
+
+  // Validates and queues; an error means the request was not admitted (nothing queued, `done`
+  // not called). `stopped` is set instead when this version no longer takes requests.
+  std::optional<Error> submit(InferRequest& req, Done& done, std::shared_ptr<std::atomic<bool>>& cancelled,
+                              bool* stopped);
+  // Stops taking requests, finishes every admitted one, joins the workers.
+  void stop();
+
+ private:
+  struct Worker;
+  ModelRunner() = default;
+  std::optional<Error> admit(InferRequest& req, Pending* p) const;
+  void worker_loop(Worker* w);
+  void execute(Worker* w, std::vector<Pending>& batch);
+  void respond(Pending& p, std::vector<std::string>& outs);
+
+  std::string name_, version_, platform_;
+  ModelSettings settings_;
+  std::vector<std::shared_ptr<Model>> ladder_;  // ascending batch sizes
+  bool batched_ = true;   // false: the model's batch is fixed; requests carry exactly it
+  bool pad_ = false;      // a .plan of batch B > 1: smaller batches are padded
+  std::vector<TensorMeta> in_meta_, out_meta_;
+  std::vector<std::size_t> in_row_, out_row_;  // bytes of one row
+  std::vector<std::string> labels_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;
+  bool stopping_ = false;
+  ModelMetrics metrics_;
+};
+
+// One instance: a thread with a session of every ladder size and their I/O buffers.
+struct ModelRunner::Worker {
+  std::thread thread;
+  std::vector<std::unique_ptr<Session>> sessions;             // per ladder size
+  std::vector<std::vector<std::vector<uint8_t>>> in, out;     // [ladder][tensor]
+  std::vector<std::vector<const void*>> in_ptrs;
+  std::vector<std::vector<void*>> out_ptrs;
+};
+
+// KServe datatype of an element type ("" when it has none).
+std::string kserve_datatype(DType t);
+
+}  // namespace systolic::serve
