@@ -9,6 +9,7 @@ src/serve/inference.proto at start). Environment:
   SYSTOLIC_SERVE_EXPECTED     .npy of the model's output for that input
   SYSTOLIC_SERVE_IMAGE_MODEL  a model compiled with preprocess imagenet and a labels file
   SYSTOLIC_SERVE_IMAGES       a directory of .jpg files for it (else two are drawn with PIL)
+  SYSTOLIC_HTTP_ADDR          host:port of the same server's HTTP side, for /metrics (cancellation)
 Run with /usr/bin/python3: the Debian grpcio is not on other interpreters' paths.
 """
 import glob
@@ -18,7 +19,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
+import urllib.request
 
 import numpy as np
 
@@ -34,6 +37,7 @@ IMAGE_MODEL = os.environ.get("SYSTOLIC_SERVE_IMAGE_MODEL")
 INPUT = os.environ.get("SYSTOLIC_SERVE_INPUT")
 EXPECTED = os.environ.get("SYSTOLIC_SERVE_EXPECTED")
 IMAGES = os.environ.get("SYSTOLIC_SERVE_IMAGES")
+HTTP_ADDR = os.environ.get("SYSTOLIC_HTTP_ADDR")
 
 pb = None  # inference_pb2
 pb_grpc = None  # inference_pb2_grpc
@@ -301,10 +305,45 @@ class ResNet(unittest.TestCase):
             np.testing.assert_allclose(out, first, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(first).max())))
 
 
+def metric(name, model, **labels):
+    """One sample of the server's Prometheus text, 0 when absent."""
+    with urllib.request.urlopen(f"http://{HTTP_ADDR}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    want = {"model": model, **labels}
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        body, value = line.rsplit(" ", 1)
+        got = dict(kv.split("=", 1) for kv in body[len(name) + 1:-1].split(","))
+        if all(got.get(k) == f'"{v}"' for k, v in want.items()):
+            return float(value)
+    return 0.0
+
+
+@need("SYSTOLIC_SERVE_MODEL", "SYSTOLIC_HTTP_ADDR")
+class Cancel(unittest.TestCase):
+    def test_cancelled_calls_are_dropped_from_the_queue(self):
+        model = Model(MODEL)
+        cancelled0 = metric("nv_inference_request_failure", MODEL, reason="CANCELED")
+        req = raw_request(MODEL, [(model.input.name, model.input_batch(4))])
+        futures = [stub.ModelInfer.future(req, timeout=300) for _ in range(12)]
+        deadline = time.time() + 60
+        while metric("nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
+            time.sleep(0.05)
+        for f in futures:
+            f.cancel()
+        stub.ModelInfer(req, timeout=300)  # served after whatever was still queued
+        self.assertGreaterEqual(metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0, 1)
+
+
 def jpeg_files():
     if IMAGES:
         files = sorted(glob.glob(os.path.join(IMAGES, "*.jpg")) + glob.glob(os.path.join(IMAGES, "*.jpeg")))
-        return [open(f, "rb").read() for f in files[:3]]
+        out = []
+        for f in files[:3]:
+            with open(f, "rb") as fh:
+                out.append(fh.read())
+        return out
     try:
         from PIL import Image
     except ImportError:
