@@ -10,17 +10,17 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/tune_store.h"
 #include "base/cpu.h"
 #include "runtime/session.h"
 #include "tools/commands.h"
 #include "tools/shape_flags.h"
 #include "tools/multi_instance.h"
-#include "tools/peak.h"
+#include "sim/peak.h"
 #include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
 #include "tools/trace_json.h"
 #include "tools/tune_measure.h"
-#include "tools/tune_store.h"
 
 namespace systolic::tools {
 
@@ -70,11 +70,11 @@ void register_bench(CLI::App& app) {
     int n = *instances, t = *threads;
     const bool defaults = !batch_opt->count() && !threads_opt->count() && !instances_opt->count();
     if (defaults && !*no_tuned && std::filesystem::is_regular_file(*model)) {
-      auto tuned = load_tuned(*model, model_precision(*model, prec->precision));
+      auto tuned = api::load_tuned(*model, api::model_precision(*model, prec->precision));
       if (!tuned.ok()) {
         std::fprintf(stderr, "systolic: note: ignoring the tuned configuration: %s\n", tuned.status().message().c_str());
       } else if (*tuned) {
-        const TunedConfig& c = **tuned;
+        const api::TunedConfig& c = **tuned;
         mo.batch = c.batch;
         n = c.instances;
         t = c.threads;
@@ -113,9 +113,9 @@ void register_bench(CLI::App& app) {
     // GFLOP/s, or GOP/s for int8 (Session::flops() counts 2 per MAC either way).
     const double gflops = n == 1 ? s.flops() / (p50 * 1e-3) / 1e9 : s.flops() * timed->runs / timed->wall_s / 1e9;
     const std::string& precision = s.program().precision;
-    const MeasuredPeak pk = measured_peak(precision, s.threads() * n);
+    const sim::MeasuredPeak pk = sim::measured_peak(precision, s.threads() * n);
     const double peak = pk.g_per_s;
-    const char* unit = ops_unit(precision);
+    const char* unit = sim::ops_unit(precision);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
@@ -138,7 +138,7 @@ void register_bench(CLI::App& app) {
         for (const auto& l : layers) {
           const double ms = l.runs ? l.total_ms / l.runs : 0;
           j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"kernel", l.kernel},
-                                 {"precision", kernel_precision(l.kernel)}, {"ms", ms},
+                                 {"precision", sim::kernel_precision(l.kernel)}, {"ms", ms},
                                  {"gflops", ms > 0 ? l.flops / ms / 1e6 : 0.0}});
         }
       }
@@ -164,13 +164,13 @@ void register_bench(CLI::App& app) {
       double total = 0;
       bool mixed = false;
       for (const auto& l : layers) total += l.runs ? l.total_ms / l.runs : 0;
-      for (const auto& l : layers) mixed |= l.flops > 0 && kernel_precision(l.kernel) != precision;
+      for (const auto& l : layers) mixed |= l.flops > 0 && sim::kernel_precision(l.kernel) != precision;
       const std::string rate = std::string(unit) + "/s";
       std::printf("\n%-28s %-18s %-28s %9s %6s %9s %6s\n", "layer", "op", "kernel", "ms", "share", rate.c_str(), "%peak");
       for (const auto& l : layers) {
         const double ms = l.runs ? l.total_ms / l.runs : 0;
         const double gf = ms > 0 ? l.flops / ms / 1e6 : 0;
-        const double lp = measured_peak(kernel_precision(l.kernel), s.threads()).g_per_s;
+        const double lp = sim::measured_peak(sim::kernel_precision(l.kernel), s.threads()).g_per_s;
         std::printf("%-28s %-18s %-28s %9.3f %5.1f%% %9.1f %5.0f%%\n", l.name.substr(0, 28).c_str(), l.op.c_str(),
                     l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, lp > 0 ? 100 * gf / lp : 0);
       }

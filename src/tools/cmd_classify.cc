@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "api/tune_store.h"
 #include "image/image.h"
 #include "runtime/pipeline.h"
 #include "tools/classify_output.h"
@@ -18,7 +19,6 @@
 #include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
 #include "tools/trace_json.h"
-#include "tools/tune_store.h"
 
 namespace systolic::tools {
 namespace {
@@ -106,11 +106,11 @@ void register_classify(CLI::App& app) {
     Opts op = *o;
     // The configuration `systolic tune` saved for this model and host, unless one was given.
     if (!batch_opt->count() && !threads_opt->count() && !instances_opt->count() && !op.no_tuned) {
-      auto tuned = load_tuned(op.model, "fp32");
+      auto tuned = api::load_tuned(op.model, "fp32");
       if (!tuned.ok()) {
         std::fprintf(stderr, "systolic: note: ignoring the tuned configuration: %s\n", tuned.status().message().c_str());
       } else if (*tuned) {
-        const TunedConfig& c = **tuned;
+        const api::TunedConfig& c = **tuned;
         op.batch = c.batch;
         op.instances = c.instances;
         op.threads = c.threads > 0 ? c.threads * c.instances : 0;

@@ -43,7 +43,7 @@ void register_compile(CLI::App& app) {
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
     co.preprocess = *preprocess;
-    if (Status st = apply_precision(*prec, co.preprocess, &co); !st.ok()) return fail(st);
+    if (Status st = api::apply_precision(precision_request(*prec), co.preprocess, &co); !st.ok()) return fail(st);
     std::function<void(const char*, const ir::Graph&)> dumper;
     if (*dump) {
       std::printf("=== import (%zu nodes)\n%s", g->nodes.size(), ir::print_graph(*g).c_str());

@@ -7,10 +7,10 @@
 
 #include "runtime/session.h"
 #include "sim/host_winograd.h"
-#include "tools/bandwidth.h"
+#include "sim/bandwidth.h"
 #include "tools/commands.h"
 #include "tools/shape_flags.h"
-#include "tools/peak.h"
+#include "sim/peak.h"
 #include "tools/random_inputs.h"
 #include "tools/roofline.h"
 #include "tools/trace_json.h"
@@ -59,18 +59,18 @@ void register_profile(CLI::App& app) {
     // The plan's precision sets the roof; each layer is placed against its own kernel's (an
     // int8 plan keeps some layers in float).
     const std::string& precision = s.program().precision;
-    const MeasuredPeak pk = measured_peak(precision, s.threads());
+    const sim::MeasuredPeak pk = sim::measured_peak(precision, s.threads());
     const double peak = pk.g_per_s;
-    const char* unit = ops_unit(precision);
+    const char* unit = sim::ops_unit(precision);
     const char* per = precision == "int8" ? "OP" : "FLOP";
-    const double bw = measured_memory_bandwidth_gbs(s.threads());
+    const double bw = sim::measured_memory_bandwidth_gbs(s.threads());
     const double ridge = bw > 0 ? peak / bw : 0;
     const auto layers = s.profile();
     double total = 0, flops = 0;
     bool mixed = false;
     for (const auto& l : layers) total += l.runs ? l.total_ms / l.runs : 0;
     for (const auto& l : layers) flops += l.flops;
-    for (const auto& l : layers) mixed |= l.flops > 0 && kernel_precision(l.kernel) != precision;
+    for (const auto& l : layers) mixed |= l.flops > 0 && sim::kernel_precision(l.kernel) != precision;
     std::printf("model     %s (batch %lld, %s, %s, %d threads, %d runs)\n", model->c_str(),
                 static_cast<long long>(s.program().batch), precision.c_str(), s.program().isa.c_str(), s.threads(),
                 *iters);
@@ -86,7 +86,7 @@ void register_profile(CLI::App& app) {
       const double ms = l.runs ? l.total_ms / l.runs : 0;
       const double gf = ms > 0 ? l.flops / ms / 1e6 : 0;
       const double ai = l.bytes > 0 ? l.flops / l.bytes : 0;
-      const double lp = measured_peak(kernel_precision(l.kernel), s.threads()).g_per_s;
+      const double lp = sim::measured_peak(sim::kernel_precision(l.kernel), s.threads()).g_per_s;
       const bool compute = l.flops > 0 && ai >= (bw > 0 ? lp / bw : 0);
       std::printf("%-28s %-18s %-28s %9.3f %5.1f%% %9.1f %5.0f%% %9.2f %s\n", l.name.substr(0, 28).c_str(), l.op.c_str(),
                   l.kernel.c_str(), ms, total > 0 ? 100 * ms / total : 0, gf, lp > 0 ? 100 * gf / lp : 0, ai,
@@ -103,7 +103,7 @@ void register_profile(CLI::App& app) {
     if (!svg->empty()) {
       std::ofstream f(*svg, std::ios::binary | std::ios::trunc);
       std::vector<RooflineRoof> others;
-      if (precision != "fp32") others.push_back({"fp32 peak", measured_peak("fp32", s.threads()).g_per_s});
+      if (precision != "fp32") others.push_back({"fp32 peak", sim::measured_peak("fp32", s.threads()).g_per_s});
       f << roofline_svg("roofline: " + *model + " (" + precision + ")", peak, bw, points, per, others);
       if (!f) return fail(Err("cannot write %s", svg->c_str()));
       std::printf("\nroofline -> %s\n", svg->c_str());

@@ -82,7 +82,7 @@ void register_quantize(CLI::App& app) {
     if (!qdq) co.preprocess = *preprocess;
     PrecisionFlags pf = *prec;
     pf.precision = "int8";
-    if (Status st = apply_precision(pf, *preprocess, &co); !st.ok()) return fail(st);
+    if (Status st = api::apply_precision(precision_request(pf), *preprocess, &co); !st.ok()) return fail(st);
     const std::vector<std::string> sources = prec->calibration;
     std::vector<std::string> notes;
     auto loader = [&](int limit) {

@@ -20,7 +20,7 @@
 #include "tools/shape_flags.h"
 #include "tools/host_check.h"
 #include "tools/multi_instance.h"
-#include "tools/peak.h"
+#include "sim/peak.h"
 #include "tools/percentile.h"
 
 namespace systolic::tools {
@@ -63,7 +63,7 @@ struct Workload {
 
 Expected<target::Target> get_target(const Options& op, const std::string& name) {
   if (!op.config.empty()) return target::target_from_scalesim_cfg(op.config);
-  return target::load_target(name, name == "host" ? measured_fp32_peak_gflops(host_cpu().cores) : 0);
+  return target::load_target(name, name == "host" ? sim::measured_fp32_peak_gflops(host_cpu().cores) : 0);
 }
 
 void print_row_header(const char* first) {

@@ -12,9 +12,9 @@
 #include <set>
 #include <sstream>
 
+#include "api/tune_store.h"
 #include "base/cpu.h"
 #include "tools/commands.h"
-#include "tools/tune_store.h"
 #include "tools/tune_svg.h"
 #include "tools/tune_sweep.h"
 
@@ -120,7 +120,7 @@ struct TuneReport {
   std::vector<TuneRow> rows;
   int best = -1;          // index into rows, or -1 with `error` set
   std::string error;
-  TunedConfig cfg;        // rows[best] as saved
+  api::TunedConfig cfg;   // rows[best] as saved
   std::string svg, saved;  // paths, "" when not written
   const char* peak_source = "";
 };
@@ -183,7 +183,7 @@ void tune(const TuneArgs& a, bool batches_given) {
     t.budgets.memory_bytes = *m;
   }
   if (!std::filesystem::exists(a.model)) return fail(Err("cannot open %s: no such file", a.model.c_str()));
-  t.precision = model_precision(a.model, a.precision.precision);
+  t.precision = api::model_precision(a.model, a.precision.precision);
   SweepOptions so;
   so.budgets = t.budgets;
   so.max_batch = a.max_batch;
@@ -276,9 +276,9 @@ void tune(const TuneArgs& a, bool batches_given) {
     }
   }
   if (t.best >= 0 && !a.no_save) {
-    if (Status st = save_tuned(a.model, t.precision, t.cfg); !st.ok())
+    if (Status st = api::save_tuned(a.model, t.precision, t.cfg); !st.ok())
       std::fprintf(stderr, "systolic: note: the recommendation was not saved: %s\n", st.message().c_str());
-    else if (auto p = tuned_path(a.model, t.precision); p.ok())
+    else if (auto p = api::tuned_path(a.model, t.precision); p.ok())
       t.saved = *p;
   }
   if (a.json) print_json(a, t);

@@ -27,6 +27,7 @@ void register_preprocess(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_quantize(CLI::App& app);
 void register_compare(CLI::App& app);
+void register_serve(CLI::App& app);
 
 // Exit status of the command that ran (set by fail()).
 int exit_code();
@@ -40,13 +41,14 @@ bool is_plan_file(const std::string& path);
 struct ModelOptions {
   int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
   bool optimize = true;
-  bool cache = true;       // use the compile cache (tools/compile_cache.h) for an .onnx
+  bool cache = true;       // use the compile cache (api/compile_cache.h) for an .onnx
   ir::ImagePreprocess preprocess;  // for an .onnx; a .plan must have been compiled with the same
   PrecisionFlags precision;        // for an .onnx; a .plan's is checked against it
   std::map<std::string, ir::Shape> input_shapes;  // --shape; a .plan's inputs are checked against it
 };
-// Prints what the compile cache did on stderr ("systolic: using cached plan ..." or
-// "systolic: compiled in X ms; cached as ...").
+// Opens it through the library (api/internal.h; no tuned defaults: the commands apply and
+// announce those) and prints what the compile cache did on stderr ("systolic: using cached
+// plan ..." or "systolic: compiled in X ms; cached as ...").
 Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& path, const ModelOptions& opts);
 // load_model, then a Session on `threads` threads (0: one per core).
 Expected<std::unique_ptr<runtime::Session>> open_session(const std::string& path, const ModelOptions& opts,

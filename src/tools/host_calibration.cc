@@ -17,10 +17,10 @@
 #include "sim/host_dw.h"
 #include "sim/host_winograd.h"
 #include "target/target.h"
-#include "tools/bandwidth.h"
+#include "sim/bandwidth.h"
 #include "tools/host_check.h"
 #include "tools/host_check_calibrator.h"
-#include "tools/peak.h"
+#include "sim/peak.h"
 
 namespace systolic::tools {
 namespace {
@@ -444,8 +444,8 @@ std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
 target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel) {
   target::HostMeasurements m;
   m.threads = threads;
-  m.fp32_peak_gflops = measured_fp32_peak_gflops(threads);
-  m.dram_gbs = measured_memory_bandwidth_gbs(threads);
+  m.fp32_peak_gflops = sim::measured_fp32_peak_gflops(threads);
+  m.dram_gbs = sim::measured_memory_bandwidth_gbs(threads);
   m.launch_us = measured_dispatch_us(threads);
   *conv_kernel = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
   if (conv_kernel->find("igemm") != std::string::npos) {

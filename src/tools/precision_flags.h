@@ -8,9 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
-#include "ir/preprocess.h"
-#include "plan/program.h"
+#include "api/precision.h"
 
 namespace systolic::tools {
 
@@ -24,15 +22,14 @@ struct PrecisionFlags {
 
 void add_precision_flags(CLI::App* cmd, const std::shared_ptr<PrecisionFlags>& f);
 
-// Sets the precision fields of `co`. int8 of a float model calibrates when a compile runs:
-// on --calibration's data (images take `image`'s preprocessing), or on 16 random inputs
-// with a note on stderr that accuracy needs real data.
-Status apply_precision(const PrecisionFlags& f, const ir::ImagePreprocess& image, plan::CompileOptions* co);
+// The flags as the library takes them: calibration progress drawn on stderr (when it is a
+// terminal or --progress was given) and notes printed there as "systolic: note: ...".
+api::PrecisionRequest precision_request(const PrecisionFlags& f);
 
 // Draws "systolic: WHAT [#####     ] done/total" on stderr (a newline when done).
 void draw_progress(const char* what, int done, int total);
 
-// Whether a compiled plan agrees with the flags (a .plan's precision is fixed).
-Status check_plan_precision(const PrecisionFlags& f, const plan::Program& p, const std::string& path);
+// Prints "systolic: note: TEXT" on stderr.
+void print_note(const std::string& text);
 
 }  // namespace systolic::tools

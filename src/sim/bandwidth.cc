@@ -1,5 +1,5 @@
 // Times memcpy of 64 MiB slices between two buffers on every thread of a pool (~0.1 s).
-#include "tools/bandwidth.h"
+#include "sim/bandwidth.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include "base/threadpool.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 double measured_memory_bandwidth_gbs(int threads) {
   static double cached = 0;
@@ -49,4 +49,4 @@ double measured_memory_bandwidth_gbs(int threads) {
   return best;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

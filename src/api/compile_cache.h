@@ -8,7 +8,7 @@
 #include "base/status.h"
 #include "plan/program.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 
 // $SYSTOLIC_CACHE_DIR, else $XDG_CACHE_HOME/systolic, else $HOME/.cache/systolic ("" if none).
 std::string default_cache_dir();
@@ -36,4 +36,4 @@ struct CachedCompile {
 Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const plan::CompileOptions& opts,
                                             const std::string& cache_dir);
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

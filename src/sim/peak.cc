@@ -1,6 +1,6 @@
 // Times each precision's calibration loop (kernels/peak) on every thread of a pool at once,
 // the best of three (~0.1 s per loop), once per process and thread count.
-#include "tools/peak.h"
+#include "sim/peak.h"
 
 #include <algorithm>
 #include <chrono>
@@ -12,7 +12,7 @@
 #include "base/threadpool.h"
 #include "kernels/peak/peak.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 double time_loop(const kernels::PeakLoop& loop, int threads) {
@@ -108,4 +108,4 @@ std::string kernel_precision(const std::string& kernel) {
 
 const char* ops_unit(const std::string& precision) { return precision == "int8" ? "GOP" : "GFLOP"; }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -1,6 +1,6 @@
 // The tune store: a saved recommendation reads back, is found by content (not by path), and
 // is not found for other content or precision; damaged entries are errors, not crashes.
-#include "tools/tune_store.h"
+#include "api/tune_store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 #include "tests/temp_dir.h"
 #include "tests/tiny_onnx.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 // Points the cache at a fresh directory for one test and restores the environment after.
@@ -137,4 +137,4 @@ TEST_F(TuneStore, BadArgumentsAreErrors) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::api

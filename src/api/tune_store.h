@@ -1,5 +1,6 @@
 // Saved `systolic tune` recommendations: one JSON file per (model content, precision, host)
-// under <cache dir>/tune/, read back by bench and classify as their default configuration.
+// under <cache dir>/tune/, read back as a model's default configuration (api/precision.h's
+// model_precision gives the precision to key it by before compiling).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -7,7 +8,7 @@
 
 #include "base/status.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 
 struct TunedConfig {
   int64_t batch = 1;
@@ -25,13 +26,8 @@ Expected<std::optional<TunedConfig>> load_tuned(const std::string& model_path, c
 // nothing in `cfg` (the path is tuned_path()).
 Status save_tuned(const std::string& model_path, const std::string& precision, const TunedConfig& cfg);
 
-// The precision a model runs in, known before compiling it: `flag` when given (--precision), a
-// compiled plan's own, int8 for a quantized (QDQ) ONNX model, else fp32 (compile's automatic
-// choice). An unreadable model gives fp32: loading it says what is wrong.
-std::string model_precision(const std::string& model_path, const std::string& flag);
-
 // Where the recommendation for the model file and precision on this host is kept: keyed by the
 // file's content hash, the precision, the CPU model string and the core count.
 Expected<std::string> tuned_path(const std::string& model_path, const std::string& precision);
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

@@ -1,6 +1,6 @@
 // Compile cache: a second load hits and runs identically, a damaged entry is recompiled,
 // the key follows batch / optimize / model bytes, an unusable directory only disables caching.
-#include "tools/compile_cache.h"
+#include "api/compile_cache.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -13,7 +13,7 @@
 #include "tests/temp_dir.h"
 #include "tools/zoo/zoo.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 std::string temp_dir(const std::string& name) { return systolic::testing::scratch_dir("cache_" + name); }
@@ -30,7 +30,7 @@ std::string write_model(const std::string& dir) {
 std::vector<uint8_t> run_once(const std::shared_ptr<const plan::Program>& p) {
   auto s = runtime::Session::create(p);
   EXPECT_TRUE(s.ok());
-  IoBuffers io = make_io_buffers(**s, 9);
+  tools::IoBuffers io = tools::make_io_buffers(**s, 9);
   EXPECT_TRUE((*s)->run_into(io.in_ptrs, io.out_ptrs).ok());
   return io.out[0].data;
 }
@@ -132,4 +132,4 @@ TEST(CompileCache, UnusableDirectoryOnlyDisablesCaching) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::api

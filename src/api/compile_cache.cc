@@ -1,7 +1,8 @@
 // The compile cache: key derivation, lookup, and atomic (temp file + rename) stores.
-#include "tools/compile_cache.h"
+#include "api/compile_cache.h"
 
 #include <onnx/onnx_pb.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,7 +18,7 @@
 
 #include "frontend/onnx/import.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -112,6 +113,15 @@ Status write_atomic(const std::string& path, const std::string& bytes) {
   return Status::Ok();
 }
 
+// The file this code was loaded from: the executable, or the shared library (the Python
+// module) it is linked into; not /proc/self/exe, which names the interpreter there.
+std::string library_file() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&library_file), &info) && info.dli_fname && info.dli_fname[0] == '/')
+    return info.dli_fname;
+  return "/proc/self/exe";
+}
+
 std::string stem_of(const std::string& path) {
   std::string s = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (s.size() > 5 && s.compare(s.size() - 5, 5, ".onnx") == 0) s.resize(s.size() - 5);
@@ -189,7 +199,7 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
       for (float f : *v) k += "," + std::to_string(f);
   }
   k += "|model=" + content_hash(model_bytes.data(), model_bytes.size()) + "|external=" + external_files(model_path, model_bytes);
-  k += "|build=" + stat_str("/proc/self/exe");  // a rebuilt compiler may plan differently
+  k += "|build=" + stat_str(library_file());  // a rebuilt compiler may plan differently
   return content_hash(k.data(), k.size());
 }
 
@@ -247,4 +257,4 @@ Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const
   return r;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

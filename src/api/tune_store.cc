@@ -1,22 +1,20 @@
 // The tune store: key derivation, JSON entries, atomic writes.
-#include "tools/tune_store.h"
+#include "api/tune_store.h"
 
 #include <unistd.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <onnx/onnx_pb.h>
 #include <sstream>
 
 #include "base/cpu.h"
+#include "api/compile_cache.h"
 #include "plan/program.h"
-#include "tools/compile_cache.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 constexpr int kStoreVersion = 1;
@@ -54,24 +52,6 @@ Expected<Key> key_of(const std::string& model_path, const std::string& precision
 }
 
 }  // namespace
-
-std::string model_precision(const std::string& model_path, const std::string& flag) {
-  if (!flag.empty()) return flag;
-  auto bytes = read_file(model_path);
-  if (!bytes.ok()) return "fp32";
-  if (bytes->rfind("SYSTPLAN", 0) == 0) {
-    auto p = plan::load_program_bytes(*bytes);
-    return p.ok() ? (*p)->precision : "fp32";
-  }
-  onnx::ModelProto m;
-  if (bytes->size() > INT32_MAX || !m.ParseFromString(*bytes)) return "fp32";
-  // The ops plan::is_quantized_model looks for.
-  for (const auto& n : m.graph().node())
-    for (const char* op : {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
-                           "MatMulInteger"})
-      if (n.op_type() == op) return "int8";
-  return "fp32";
-}
 
 Expected<std::string> tuned_path(const std::string& model_path, const std::string& precision) {
   auto k = key_of(model_path, precision);
@@ -149,4 +129,4 @@ Status save_tuned(const std::string& model_path, const std::string& precision, c
   return Status::Ok();
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 // One calibration loop measured: G-operations per second (GFLOP/s for fp32 and bf16, GOP/s of
 // integer multiply-adds, 2 per MAC, for int8).
@@ -36,4 +36,4 @@ std::string kernel_precision(const std::string& kernel);
 // "GOP" for int8, "GFLOP" for fp32 and bf16: the unit of a plan's work per run.
 const char* ops_unit(const std::string& precision);
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim
