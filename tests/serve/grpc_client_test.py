@@ -325,15 +325,34 @@ class Cancel(unittest.TestCase):
     def test_cancelled_calls_are_dropped_from_the_queue(self):
         model = Model(MODEL)
         cancelled0 = metric("nv_inference_request_failure", MODEL, reason="CANCELED")
-        req = raw_request(MODEL, [(model.input.name, model.input_batch(4))])
-        futures = [stub.ModelInfer.future(req, timeout=300) for _ in range(12)]
+        req = raw_request(MODEL, [(model.input.name, model.input_batch(1))])
+        # Fewer than the smallest default queue bound, so none is refused for a full queue.
+        futures = [stub.ModelInfer.future(req, timeout=300) for _ in range(8)]
         deadline = time.time() + 60
         while metric("nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
             time.sleep(0.05)
         for f in futures:
             f.cancel()
-        stub.ModelInfer(req, timeout=300)  # served after whatever was still queued
-        self.assertGreaterEqual(metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0, 1)
+        # The dropped requests are counted when the batcher reaches them: wait for that.
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            cancelled = metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
+            if cancelled >= 1 and metric("nv_inference_pending_request_count", MODEL) == 0:
+                break
+            time.sleep(0.1)
+        self.assertGreaterEqual(cancelled, 1)
+        self.check_served(req)
+
+    def check_served(self, req):
+        for _ in range(60):  # the queue may still be full of the cancelled calls for a moment
+            try:
+                stub.ModelInfer(req, timeout=300)
+                return
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise
+                time.sleep(0.5)
+        self.fail("the model still refuses requests after the cancelled ones")
 
 
 def jpeg_files():
