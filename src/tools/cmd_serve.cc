@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstdio>
 #include <pthread.h>
-#include <thread>
 
 #include "serve/grpc_server.h"
 #include "serve/http_server.h"
@@ -67,8 +66,6 @@ void run_serve(const ServeArgs& a) {
   (*server)->begin_drain();
   std::fprintf(stderr, "systolic: %s: draining\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   const bool idle = (*server)->wait_idle(std::chrono::milliseconds(static_cast<int64_t>(a.grace_s * 1000)));
-  // Answers handed to the front ends are still being written: give them a moment.
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   (*grpc)->shutdown(std::chrono::milliseconds(1000));
   (*http)->stop();
   if (!idle) return fail(Err("requests were still running after the %.0f s grace period", a.grace_s));
