@@ -20,26 +20,31 @@ double us_between(Clock::time_point a, Clock::time_point b) {
 std::optional<Error> ModelRunner::submit(InferRequest& req, Done& done, std::shared_ptr<std::atomic<bool>>& cancelled,
                                          bool* stopped) {
   *stopped = false;
+  auto full = [&] {
+    metrics_.failure_rejected.fetch_add(1);
+    return Error{Code::unavailable, "model " + name_ + ": exceeds maximum queue size (" +
+                                        std::to_string(settings_.max_queue_size) + " requests); retry later"};
+  };
+  {
+    // Refuse before decoding anything: an overloaded model answers at once.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_ && static_cast<int64_t>(queue_.size()) >= settings_.max_queue_size) return full();
+  }
   Pending p;
   if (auto e = admit(req, &p)) {
     metrics_.failure_invalid.fetch_add(1);
     return e;
   }
-  p.done = std::move(done);
-  p.cancelled = std::move(cancelled);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) {
       *stopped = true;
-      done = std::move(p.done);
-      cancelled = std::move(p.cancelled);
       return Error{Code::unavailable, "model " + name_ + " version " + version_ + " is unloading"};
     }
-    if (static_cast<int64_t>(queue_.size()) >= settings_.max_queue_size) {
-      metrics_.failure_rejected.fetch_add(1);
-      return Error{Code::unavailable, "model " + name_ + ": exceeds maximum queue size (" +
-                                          std::to_string(settings_.max_queue_size) + " requests); retry later"};
-    }
+    if (static_cast<int64_t>(queue_.size()) >= settings_.max_queue_size) return full();
+    // Only an admitted request takes the callback; a refused one leaves it to the caller.
+    p.done = std::move(done);
+    p.cancelled = std::move(cancelled);
     metrics_.pending.fetch_add(1);
     queue_.push_back(std::move(p));
   }

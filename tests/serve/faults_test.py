@@ -50,6 +50,7 @@ def metric(name, model):
     c = conn()
     c.request("GET", "/metrics")
     text = c.getresponse().read().decode()
+    c.close()
     m = re.search(r'^%s\{model="%s",version="[^"]*"\} (\S+)$' % (name, re.escape(model)), text, re.M)
     return float(m.group(1)) if m else None
 
@@ -63,7 +64,9 @@ def hammer(model, clients, per_client, results, params=None):
                 results.append((s, h, b, dt))
             except Exception as e:  # a lost request: the test counts it
                 results.append((None, {}, str(e).encode(), 0))
+                c.close()
                 c = conn()
+        c.close()
     ts = [threading.Thread(target=run) for _ in range(clients)]
     for t in ts:
         t.start()
@@ -87,6 +90,7 @@ class Faults(unittest.TestCase):
         c = conn()
         inf0 = metric("nv_inference_count", MODEL)
         s, _, body, _ = infer(c, MODEL, params={"timeout": 1})
+        c.close()
         self.assertEqual(s, 503, body)
         self.assertIn(b"timed out", body)
         self.assertEqual(metric("nv_inference_count", MODEL), inf0, "an expired request was computed")
@@ -118,7 +122,7 @@ class Faults(unittest.TestCase):
         c.request("POST", f"/v2/repository/models/{MODEL}/load", b"{}")
         r = c.getresponse()
         self.assertEqual(r.status, 200, r.read())
-        r.read()
+        c.close()
         for t in ts:
             t.join()
         self.assertEqual([x[0] for x in results], [200] * 18)
@@ -135,11 +139,14 @@ class Faults(unittest.TestCase):
             c.request("POST", f"/v2/repository/models/{MODEL}/load", b"{}")
             r = c.getresponse()
             body = r.read()
+            c.close()
             self.assertEqual(r.status, 400, body)
             self.assertIn(b"max_batch_size", body)
         finally:
             shutil.move(keep, cfg)
-        s, _, _, _ = infer(conn(), MODEL)
+        c = conn()
+        s, _, _, _ = infer(c, MODEL)
+        c.close()
         self.assertEqual(s, 200)
 
     @unittest.skipUnless(PID, "no server pid")
