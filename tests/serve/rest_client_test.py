@@ -485,6 +485,58 @@ class ResNet(unittest.TestCase):
             self.check(r, 1, rid, binary=True)
 
 
+def metric(name, model, **labels):
+    """One sample of the server's Prometheus text, 0 when absent."""
+    text = call("GET", "/metrics", timeout=10).body.decode()
+    want = {"model": model, **labels}
+    for line in text.splitlines():
+        if not line.startswith(name + "{"):
+            continue
+        body, value = line.rsplit(" ", 1)
+        got = dict(kv.split("=", 1) for kv in body[len(name) + 1:-1].split(","))
+        if all(got.get(k) == f'"{v}"' for k, v in want.items()):
+            return float(value)
+    return 0.0
+
+
+@need("SYSTOLIC_SERVE_MODEL")
+class Disconnect(unittest.TestCase):
+    def test_closed_connections_are_dropped_from_the_queue(self):
+        model = Model(MODEL)
+        x = model.input_batch(1)
+        body, headers = binary_body({"inputs": [{"name": model.input["name"], "datatype": "FP32",
+                                                 "shape": list(x.shape),
+                                                 "parameters": {"binary_data_size": x.nbytes}}]}, [x.tobytes()])
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        request = (f"POST /v2/models/{MODEL}/infer HTTP/1.1\r\nHost: t\r\n{head}"
+                   f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+        cancelled0 = metric("nv_inference_request_failure", MODEL, reason="CANCELED")
+        # Fewer than the smallest default queue bound, so none is refused for a full queue.
+        socks = [raw_socket() for _ in range(8)]
+        for s in socks:
+            s.sendall(request)
+        deadline = time.time() + 60
+        while metric("nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
+            time.sleep(0.05)
+        for s in socks:
+            s.close()
+        # A closed connection sets the request's cancelled flag; the batcher counts it when it
+        # reaches the request.
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            cancelled = metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
+            if cancelled >= 1 and metric("nv_inference_pending_request_count", MODEL) == 0:
+                break
+            time.sleep(0.1)
+        self.assertGreaterEqual(cancelled, 1)
+        for _ in range(60):  # the queue may still hold the dropped requests for a moment
+            r = call("POST", f"/v2/models/{MODEL}/infer", body, headers)
+            if r.status != 503:
+                break
+            time.sleep(0.5)
+        self.assertEqual(r.status, 200, r.body[:300])
+
+
 def png(rgb):
     """A PNG file of an RGB uint8 image, written with zlib (no imaging library needed)."""
     h, w, _ = rgb.shape
