@@ -44,6 +44,7 @@ struct ModelOptions {
   int threads = 0;         // per session; 0: the tuned split, else every core
   int instances = 0;       // concurrent sessions a server should run; 0: tuned, else 1
   std::string preprocess;  // "imagenet": the input is uint8 RGB images (NHWC), normalised inside
+                           // (an .onnx; a .plan's preprocessing was fixed when it was compiled)
   std::map<std::string, std::vector<int64_t>> shapes;  // binds symbolic input dimensions
   bool use_cache = true;   // the compile cache (for an .onnx)
   bool use_tuned = true;   // default batch/threads/instances from `systolic tune`'s saved choice

@@ -43,7 +43,7 @@ int64_t host_tile_rows(int64_t len, int64_t nt, int64_t t);
 // 2 rows the loads (NR/W weight vectors and one broadcast per row each K step) bind instead.
 double host_tile_share(int64_t rows, int mr);
 
-// The calibration convs' channels per tap (tools/host_calibration.cc): the wide one's rate
+// The calibration convs' channels per tap (sim/host_calibration.cc): the wide one's rate
 // includes its own setup, the narrow one measures the extra cost of a short tap.
 constexpr int kCalibNarrowTap = 24, kCalibWideTap = 128;
 // The share of the narrow calibration's extra per-tap cost a tap of `tap_len` floats pays: 1 at

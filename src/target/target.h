@@ -133,7 +133,7 @@ Expected<Target> builtin_preset(const std::string& name);
 // The host as a target: FMA units as a 1 x W array per core (or AMX tiles), L1/L2 on chip.
 Target host_target(const CpuFeatures& cpu, double measured_fp32_gflops);
 
-// What was measured on the host (tools/host_calibration.h); zeros mean "not measured".
+// What was measured on the host (sim/host_check.h); zeros mean "not measured".
 struct HostMeasurements {
   int threads = 0;                 // cores the runtime uses (0: all)
   double fp32_peak_gflops = 0;     // FMA loop on all threads (0: nominal 3 GHz)

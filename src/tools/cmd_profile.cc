@@ -6,13 +6,13 @@
 #include <fstream>
 
 #include "runtime/session.h"
-#include "sim/host_winograd.h"
 #include "sim/bandwidth.h"
-#include "tools/commands.h"
-#include "tools/shape_flags.h"
+#include "sim/host_winograd.h"
 #include "sim/peak.h"
+#include "tools/commands.h"
 #include "tools/random_inputs.h"
 #include "tools/roofline.h"
+#include "tools/shape_flags.h"
 #include "tools/trace_json.h"
 
 namespace systolic::tools {

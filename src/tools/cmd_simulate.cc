@@ -13,15 +13,15 @@
 #include <utility>
 #include <vector>
 
+#include "sim/host_check.h"
+#include "sim/peak.h"
 #include "sim/report.h"
 #include "sim/scalesim.h"
 #include "target/scalesim_cfg.h"
 #include "tools/commands.h"
-#include "tools/shape_flags.h"
-#include "tools/host_check.h"
 #include "tools/multi_instance.h"
-#include "sim/peak.h"
 #include "tools/percentile.h"
+#include "tools/shape_flags.h"
 
 namespace systolic::tools {
 namespace {
@@ -164,18 +164,18 @@ Status run(const Options& op) {
   if (op.check) {  // the host preset from measurements against the runtime's per-step times
     if (!w.prog || op.target != "host" || !op.compare.empty() || !op.what_if.empty() || batches.size() != 1)
       return Err("--check needs a MODEL, --target host and one --batch");
-    CheckOptions co;
+    sim::CheckOptions co;
     co.threads = op.threads;
     co.iters = op.iters;
-    auto c = check_host(w.prog, co);
+    auto c = sim::check_host(w.prog, co);
     if (!c.ok()) return c.status();
     c->model = op.model;
     if (op.json) {
-      nlohmann::json j = check_json(*c);
+      nlohmann::json j = sim::check_json(*c);
       j["plan_precision"] = w.prog->precision;
       std::printf("%s\n", j.dump().c_str());
     }
-    else std::printf("%s", format_check(*c).c_str());
+    else std::printf("%s", sim::format_check(*c).c_str());
     return Status::Ok();
   }
 

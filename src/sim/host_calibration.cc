@@ -13,16 +13,16 @@
 #include "kernels/conv/conv.h"
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
+#include "sim/bandwidth.h"
+#include "sim/host_check.h"
+#include "sim/host_check_calibrator.h"
 #include "sim/host_conv.h"
 #include "sim/host_dw.h"
 #include "sim/host_winograd.h"
-#include "target/target.h"
-#include "sim/bandwidth.h"
-#include "tools/host_check.h"
-#include "tools/host_check_calibrator.h"
 #include "sim/peak.h"
+#include "target/target.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -444,8 +444,8 @@ std::string dominant_conv_kernel(const plan::Program& p, int* rows, int* cols) {
 target::HostMeasurements measure_host_rates(const plan::Program& p, int threads, std::string* conv_kernel) {
   target::HostMeasurements m;
   m.threads = threads;
-  m.fp32_peak_gflops = sim::measured_fp32_peak_gflops(threads);
-  m.dram_gbs = sim::measured_memory_bandwidth_gbs(threads);
+  m.fp32_peak_gflops = measured_fp32_peak_gflops(threads);
+  m.dram_gbs = measured_memory_bandwidth_gbs(threads);
   m.launch_us = measured_dispatch_us(threads);
   *conv_kernel = dominant_conv_kernel(p, &m.tile_rows, &m.tile_cols);
   if (conv_kernel->find("igemm") != std::string::npos) {
@@ -499,4 +499,4 @@ target::HostMeasurements measure_host(const plan::Program& p, int threads) {
   return m;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -1,6 +1,6 @@
 // Calibration rounds for `simulate --check`: the synthetic convs and the FMA peak, timed
 // call by call, and the robust summary the conv model is solved from.
-#include "tools/host_check_calibrator.h"
+#include "sim/host_check_calibrator.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,9 +11,9 @@
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
 #include "runtime/session_step.h"
-#include "tools/host_check_stats.h"
+#include "sim/host_check_stats.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -274,4 +274,4 @@ ConvCalibration solve_calibration_rounds(const target::HostMeasurements& m, doub
   return c;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 // The q-quantile (0..1) of v with linear interpolation between order statistics; 0 when empty.
 double quantile(std::vector<double> v, double q);
@@ -31,4 +31,4 @@ double order_share(const RunBootstrap& b, int a, int b_layer);
 // of resamples although the medians over all runs put b above a (a one-sided 95% bound).
 constexpr double kInseparableShare = 0.05;
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "tools/host_check_stats.h"
+#include "sim/host_check_stats.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 TEST(HostCheckStats, QuantilesInterpolateBetweenOrderStatistics) {
@@ -80,4 +80,4 @@ TEST(HostCheckStats, SameSeedSameResamplesAndMissingRunsStayZero) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::sim

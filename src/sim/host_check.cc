@@ -1,6 +1,6 @@
 // `simulate --target host --check`: simulate the plan on the measured host preset, time the
 // same plan per step in a profiling Session, and report per-step and total errors and top-5.
-#include "tools/host_check.h"
+#include "sim/host_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,12 +8,12 @@
 #include <map>
 #include <set>
 
+#include "runtime/random_tensor.h"
 #include "runtime/session.h"
-#include "tools/host_check_calibrator.h"
-#include "tools/host_check_stats.h"
-#include "tools/random_inputs.h"
+#include "sim/host_check_calibrator.h"
+#include "sim/host_check_stats.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 double median(std::vector<double> v) {
@@ -129,12 +129,19 @@ Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const C
     cal = std::make_unique<ConvCalibrator>(kernel, s.threads(), s.pool());
     if (!cal->ok()) cal.reset();
   }
-  IoBuffers io = make_io_buffers(s, 1);
-  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
+  std::vector<runtime::HostTensor> in, out;
+  uint64_t seed = 1;
+  for (const auto& info : s.inputs()) in.push_back(runtime::random_tensor(info, seed++));
+  for (const auto& info : s.outputs()) out.push_back(runtime::HostTensor::zeros(info.dtype, info.shape));
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (const auto& t : in) in_ptrs.push_back(t.data.data());
+  for (auto& t : out) out_ptrs.push_back(t.data.data());
+  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(in_ptrs, out_ptrs));
   const int iters = std::max(1, o.iters);
   s.set_trace(static_cast<std::size_t>(iters));
   for (int i = 0; i < iters; ++i) {
-    SYSTOLIC_RETURN_IF_ERROR(s.run_into(io.in_ptrs, io.out_ptrs));
+    SYSTOLIC_RETURN_IF_ERROR(s.run_into(in_ptrs, out_ptrs));
     if (cal) cal->round();
   }
   for (int i = 0; cal && i < kCalibRounds - iters; ++i) cal->round();  // few runs: enough rounds anyway
@@ -297,4 +304,4 @@ nlohmann::json check_json(const CheckReport& c) {
   return j;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

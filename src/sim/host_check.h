@@ -12,7 +12,7 @@
 #include "sim/simulate.h"
 #include "target/target.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 // Median microseconds of one thread-pool dispatch of a trivial loop over `threads` items
 // (what every conv/pool/element-wise step pays before it computes; ~0 with one thread).
@@ -24,7 +24,7 @@ double measured_dispatch_us(pthreadpool_t pool, int threads, int reps, double bu
 // does not run that shape.
 double measured_conv_efficiency(const std::string& kernel, int threads, double peak_gflops, double dispatch_us);
 // The conv kernels' structure costs (sim/host_conv.h), from fourteen calibration convs timed on
-// m.threads threads in kCalibRounds rounds (tools/host_check_calibrator.h), each solved for with
+// m.threads threads in kCalibRounds rounds (sim/host_check_calibrator.h), each solved for with
 // the simulator's own model of that conv (tile shares, tasks, busiest thread) on a host with m's
 // peak, tile and bandwidths: wide (3x3, 128 -> 128, 32x32) gives the cycles per full-tile K step
 // (-> efficiency = MR*NR/FMA width / that) and, together with a short-K 1x1 (64 -> 256, 32x32),
@@ -212,4 +212,4 @@ Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const C
 std::string format_check(const CheckReport& c);
 nlohmann::json check_json(const CheckReport& c);
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

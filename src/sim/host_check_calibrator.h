@@ -1,5 +1,5 @@
 // The conv calibration behind `simulate --target host --check`, in rounds: each round times one
-// call of each calibration conv (tools/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
+// call of each calibration conv (sim/host_check.h: calib_wide, _narrow, _stem, _short, _deep,
 // _dw, _dw_rows, _dw_strided, _merged, _far, the wide shape on the ISA's Winograd kernels;
 // calib_strided and _strided_twin three alternating calls each, of which the round keeps the
 // fastest), the runtime's Reorder of an image, a dispatch sample, one short FMA peak loop and one
@@ -14,9 +14,9 @@
 
 #include "base/threadpool.h"
 #include "target/target.h"
-#include "tools/host_check.h"
+#include "sim/host_check.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 // Seconds per call of each calibration conv and the FMA peak (GFLOP/s), one entry per round
 // (<= 0: the kernel does not take that shape).
@@ -80,4 +80,4 @@ class ConvCalibrator {
   CalibrationRounds rounds_;
 };
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -10,10 +10,10 @@
 #include "sim/host_dw.h"
 #include "sim/host_winograd.h"
 #include "target/target.h"
-#include "tools/host_check.h"
-#include "tools/host_check_calibrator.h"
+#include "sim/host_check.h"
+#include "sim/host_check_calibrator.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 TEST(HostCalibration, SolvesTheModelBackFromItsOwnTimes) {
@@ -378,4 +378,4 @@ TEST(HostCalibration, ShapesAreTheDocumentedSyntheticConvs) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::sim

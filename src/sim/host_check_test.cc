@@ -6,10 +6,10 @@
 #include <cmath>
 
 #include "tests/graph_builder.h"
-#include "tools/host_check.h"
-#include "tools/host_check_stats.h"
+#include "sim/host_check.h"
+#include "sim/host_check_stats.h"
 
-namespace systolic::tools {
+namespace systolic::sim {
 namespace {
 
 sim::LayerCost layer(const std::string& name, double us) {
@@ -181,4 +181,4 @@ TEST(HostCheck, SmallModelReportsEveryField) {
 }
 
 }  // namespace
-}  // namespace systolic::tools
+}  // namespace systolic::sim

@@ -1,11 +1,11 @@
 // Quantiles and the bootstrap over timed runs behind `simulate --check`'s ranking uncertainty.
-#include "tools/host_check_stats.h"
+#include "sim/host_check_stats.h"
 
 #include <algorithm>
 #include <numeric>
 #include <random>
 
-namespace systolic::tools {
+namespace systolic::sim {
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -60,4 +60,4 @@ double order_share(const RunBootstrap& b, int a, int b_layer) {
   return double(n) / b.resamples;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::sim
