@@ -462,6 +462,18 @@ Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
       return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
     }
   }
+  // A batch above 1 binds a symbolic leading dimension; a model with none cannot honour it,
+  // and a plan labelled with a batch its tensors do not have would mislead every caller.
+  bool batch_bound = !ctx.input_shapes.empty();
+  std::string fixed;
+  for (int id : g.inputs) {
+    const ir::Tensor& t = g.t(id);
+    if (t.shape_known && !t.shape.empty() && t.shape[0] < 0) batch_bound = true;
+    else if (fixed.empty() && t.shape_known) fixed = t.name + " is " + ir::shape_str(t.shape);
+  }
+  if (ctx.batch > 1 && !batch_bound && !g.inputs.empty())
+    return Err("the model's batch dimension is fixed (input %s): it cannot be compiled for batch %lld; export it "
+               "with a dynamic batch axis", fixed.c_str(), static_cast<long long>(ctx.batch));
   for (int id : g.inputs) {
     ir::Tensor& t = g.t(id);
     auto given = ctx.input_shapes.find(t.name);

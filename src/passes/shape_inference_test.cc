@@ -55,3 +55,25 @@ TEST(ShapeInference, RejectsMismatchedShapes) {
 }
 
 }  // namespace systolic::testing
+
+namespace systolic::testing {
+
+TEST(ShapeInference, ABatchNeedsASymbolicLeadingDimension) {
+  GraphBuilder fixed;
+  fixed.output(fixed.node(ir::Op::Relu, {fixed.input("x", {1, 3, 8, 8})})[0]);
+  passes::PassContext ctx;
+  ctx.batch = 4;
+  Status st = passes::bind_input_shapes(fixed.g, ctx);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("batch dimension is fixed"), std::string::npos) << st.message();
+  ctx.batch = 1;
+  EXPECT_TRUE(passes::bind_input_shapes(fixed.g, ctx).ok());
+  GraphBuilder sym;
+  const int x = sym.input("x", {-1, 3, 8, 8});
+  sym.output(sym.node(ir::Op::Relu, {x})[0]);
+  ctx.batch = 4;
+  ASSERT_TRUE(passes::bind_input_shapes(sym.g, ctx).ok());
+  EXPECT_EQ(sym.g.t(x).shape, (ir::Shape{4, 3, 8, 8}));
+}
+
+}  // namespace systolic::testing

@@ -95,6 +95,11 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
       }
       o.batch = b;
       auto m = Model::open(src.path, o);
+      if (m.ok())
+        for (const auto& specs : {(*m)->inputs(), (*m)->outputs()})
+          for (const TensorSpec& t : specs)
+            if (t.shape.empty() || t.shape[0] != b)
+              m = Err("%s does not take batch %lld in its leading dimension", t.name.c_str(), static_cast<long long>(b));
       if (!m.ok()) {
         if (b > 1 && r->ladder_.size() == 1 && r->ladder_[0]->batch() == 1) {
           // The model's batch dimension is fixed: serve it one request at a time.

@@ -1,0 +1,352 @@
+// The server core on a tiny conv model: batching over the ladder of compiled sizes, validation,
+// the bounded queue, deadlines, cancellation, draining, repository reloads and metrics.
+#include "serve/server.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <random>
+#include <thread>
+
+#include "tests/temp_dir.h"
+#include "tests/tiny_onnx.h"
+
+namespace systolic::serve {
+namespace {
+
+using Result = std::variant<InferResponse, Error>;
+
+std::string write_file(const std::string& path, const std::string& bytes) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string tiny_model(const std::string& name, int64_t fixed_batch = 0) {
+  static const std::string dir = testing::scratch_dir("serve");
+  return write_file(dir + "/" + name + ".onnx", testing::tiny_conv_onnx(1, fixed_batch));
+}
+
+std::vector<float> random_rows(int64_t rows, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(static_cast<std::size_t>(rows * 3 * 32 * 32));
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+InferRequest request(const std::string& model, const std::vector<float>& x, int64_t rows) {
+  InferRequest r;
+  r.model = model;
+  WireTensor t;
+  t.name = "input";
+  t.datatype = "FP32";
+  t.shape = {rows, 3, 32, 32};
+  t.data.assign(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+  r.inputs.push_back(std::move(t));
+  return r;
+}
+
+Result infer_sync(Server& s, InferRequest r, std::shared_ptr<std::atomic<bool>> cancelled = nullptr) {
+  std::promise<Result> p;
+  auto f = p.get_future();
+  s.infer(std::move(r), [&p](Result res) { p.set_value(std::move(res)); }, std::move(cancelled));
+  return f.get();
+}
+
+std::unique_ptr<Server> make_server(ModelSettings d, int64_t fixed_batch = 0) {
+  ServerOptions o;
+  o.models = {{"tiny", tiny_model(fixed_batch ? "tiny_fixed" : "tiny", fixed_batch)}};
+  o.use_tuned = false;
+  d.threads = d.threads ? d.threads : 1;
+  o.defaults = d;
+  auto s = Server::create(o);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+uint64_t count_of(const std::string& metrics, const std::string& name) {
+  const std::string key = name + "{model=\"tiny\",version=\"1\"} ";
+  const auto at = metrics.find(key);
+  return at == std::string::npos ? ~0ull : std::stoull(metrics.substr(at + key.size()));
+}
+
+TEST(ServeServer, MetadataAndConfigDescribeTheLadder) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->ready());
+  auto md = s->model_metadata("tiny", "");
+  ASSERT_TRUE(std::holds_alternative<ModelMetadata>(md));
+  const ModelMetadata m = std::get<ModelMetadata>(md);
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.inputs[0].shape, (std::vector<int64_t>{-1, 3, 32, 32}));
+  EXPECT_EQ(m.inputs[0].datatype, "FP32");
+  EXPECT_EQ(m.platform, "onnx_onnxv1");
+  auto cfg = s->model_config_json("tiny", "1");
+  ASSERT_TRUE(std::holds_alternative<std::string>(cfg));
+  EXPECT_NE(std::get<std::string>(cfg).find("\"max_batch_size\":4"), std::string::npos);
+  EXPECT_NE(std::get<std::string>(cfg).find("\"preferred_batch_size\":[1,2,4]"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<Error>(s->model_metadata("tiny", "7")));
+  EXPECT_EQ(std::get<Error>(s->model_metadata("nope", "")).code, Code::not_found);
+}
+
+TEST(ServeServer, MergedRowsMatchSingleRuns) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  auto one = Model::open(tiny_model("tiny"), ModelOptions{});
+  ASSERT_TRUE(one.ok());
+  auto sess = (*one)->new_session(1);
+  ASSERT_TRUE(sess.ok());
+  const auto x = random_rows(3, 5);
+  Result r = infer_sync(*s, request("tiny", x, 3));  // runs as 2 + 1
+  ASSERT_TRUE(std::holds_alternative<InferResponse>(r)) << std::get<Error>(r).message;
+  const auto& out = std::get<InferResponse>(r).outputs.at(0);
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{3, 16, 1, 1}));
+  ASSERT_EQ(out.data.size(), 3 * 16 * sizeof(float));
+  for (int row = 0; row < 3; ++row) {
+    std::vector<float> want(16);
+    ASSERT_TRUE((*sess)->run({x.data() + row * 3 * 32 * 32}, {want.data()}).ok());
+    const float* got = reinterpret_cast<const float*>(out.data.data()) + row * 16;
+    for (int c = 0; c < 16; ++c) EXPECT_NEAR(got[c], want[c], 1e-5f * (1 + std::fabs(want[c]))) << row << " " << c;
+  }
+}
+
+TEST(ServeServer, ConcurrentRequestsShareBatches) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  d.max_queue_delay_us = 50000;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  std::vector<std::future<Result>> fs;
+  const auto x = random_rows(1, 9);
+  for (int i = 0; i < 8; ++i)
+    fs.push_back(std::async(std::launch::async, [&] { return infer_sync(*s, request("tiny", x, 1)); }));
+  for (auto& f : fs) EXPECT_TRUE(std::holds_alternative<InferResponse>(f.get()));
+  const std::string m = s->metrics_text();
+  EXPECT_EQ(count_of(m, "nv_inference_count"), 8u);
+  EXPECT_EQ(count_of(m, "nv_inference_request_success"), 8u);
+  EXPECT_LT(count_of(m, "nv_inference_exec_count"), 8u);
+  EXPECT_EQ(count_of(m, "nv_inference_pending_request_count"), 0u);
+}
+
+TEST(ServeServer, InvalidRequestsNeverQueue) {
+  ModelSettings d;
+  d.max_batch_size = 2;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  const auto x = random_rows(3, 1);
+  auto expect_invalid = [&](InferRequest r, const char* needle) {
+    Result res = infer_sync(*s, std::move(r));
+    ASSERT_TRUE(std::holds_alternative<Error>(res)) << needle;
+    EXPECT_EQ(std::get<Error>(res).code, Code::invalid_argument);
+    EXPECT_NE(std::get<Error>(res).message.find(needle), std::string::npos) << std::get<Error>(res).message;
+  };
+  expect_invalid(request("tiny", x, 3), "max_batch_size");
+  const auto x1 = random_rows(1, 1);
+  auto r = request("tiny", x1, 1);
+  r.inputs[0].datatype = "FP64";
+  expect_invalid(r, "datatype");
+  r = request("tiny", x1, 1);
+  r.inputs[0].shape = {1, 3, 16, 64};
+  expect_invalid(r, "shape");
+  r = request("tiny", x1, 1);
+  r.inputs[0].data.resize(10);
+  expect_invalid(r, "bytes");
+  r = request("tiny", x1, 1);
+  r.inputs[0].name = "image";
+  expect_invalid(r, "unexpected input");
+  r = request("tiny", x1, 1);
+  r.inputs.clear();
+  expect_invalid(r, "missing");
+  r = request("tiny", x1, 1);
+  r.outputs.push_back({"nope"});
+  expect_invalid(r, "unknown output");
+  Result res = infer_sync(*s, request("other", x, 1));
+  EXPECT_EQ(std::get<Error>(res).code, Code::not_found);
+  const std::string m = s->metrics_text();
+  EXPECT_EQ(count_of(m, "nv_inference_count"), 0u);
+  EXPECT_NE(m.find("reason=\"INVALID\"} 7"), std::string::npos) << m;
+}
+
+TEST(ServeServer, ClassificationReturnsTopKStrings) {
+  ModelSettings d;
+  d.max_batch_size = 2;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  auto r = request("tiny", random_rows(2, 3), 2);
+  RequestedOutput o;
+  o.name = std::get<ModelMetadata>(s->model_metadata("tiny", "")).outputs[0].name;
+  o.classification = 3;
+  r.outputs.push_back(o);
+  Result res = infer_sync(*s, std::move(r));
+  ASSERT_TRUE(std::holds_alternative<InferResponse>(res));
+  const WireTensor& t = std::get<InferResponse>(res).outputs[0];
+  EXPECT_EQ(t.datatype, "BYTES");
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
+  // Six length-prefixed "score:index" strings, scores descending within a row.
+  std::size_t at = 0;
+  for (int row = 0; row < 2; ++row) {
+    double prev = INFINITY;
+    for (int k = 0; k < 3; ++k) {
+      uint32_t n = 0;
+      std::memcpy(&n, t.data.data() + at, 4);
+      const std::string e = t.data.substr(at + 4, n);
+      at += 4 + n;
+      const double score = std::stod(e);
+      EXPECT_LE(score, prev);
+      prev = score;
+      EXPECT_NE(e.find(':'), std::string::npos);
+    }
+  }
+  EXPECT_EQ(at, t.data.size());
+}
+
+TEST(ServeServer, FullQueueIsRefusedAtOnce) {
+  ModelSettings d;
+  d.max_batch_size = 1;
+  d.max_queue_size = 1;
+  d.max_queue_delay_us = 0;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  std::atomic<int> ok{0}, full{0};
+  std::vector<std::thread> ts;
+  const auto x = random_rows(1, 2);
+  for (int i = 0; i < 16; ++i)
+    ts.emplace_back([&] {
+      Result r = infer_sync(*s, request("tiny", x, 1));
+      if (std::holds_alternative<InferResponse>(r)) ++ok;
+      else if (std::get<Error>(r).code == Code::unavailable &&
+               std::get<Error>(r).message.find("queue size") != std::string::npos) ++full;
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(ok + full, 16);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_EQ(count_of(s->metrics_text(), "nv_inference_request_success"), static_cast<uint64_t>(ok.load()));
+}
+
+TEST(ServeServer, ExpiredAndCancelledRequestsAreNotComputed) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  d.max_queue_delay_us = 20000;  // a short batch waits: the deadline passes first
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  auto r = request("tiny", random_rows(1, 4), 1);
+  r.timeout_us = 1;
+  Result res = infer_sync(*s, std::move(r));
+  ASSERT_TRUE(std::holds_alternative<Error>(res));
+  EXPECT_NE(std::get<Error>(res).message.find("timed out"), std::string::npos);
+  auto gone = std::make_shared<std::atomic<bool>>(true);
+  res = infer_sync(*s, request("tiny", random_rows(1, 4), 1), gone);
+  ASSERT_TRUE(std::holds_alternative<Error>(res));
+  EXPECT_NE(std::get<Error>(res).message.find("cancelled"), std::string::npos);
+  const std::string m = s->metrics_text();
+  EXPECT_EQ(count_of(m, "nv_inference_count"), 0u);
+  EXPECT_NE(m.find("reason=\"CANCELED\"} 2"), std::string::npos);
+}
+
+TEST(ServeServer, DrainRefusesNewWorkAndFinishesAdmitted) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  d.max_queue_delay_us = 30000;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  std::promise<Result> p;
+  s->infer(request("tiny", random_rows(1, 6), 1), [&p](Result r) { p.set_value(std::move(r)); });
+  s->begin_drain();
+  EXPECT_FALSE(s->ready());
+  Result late = infer_sync(*s, request("tiny", random_rows(1, 6), 1));
+  ASSERT_TRUE(std::holds_alternative<Error>(late));
+  EXPECT_EQ(std::get<Error>(late).code, Code::unavailable);
+  EXPECT_TRUE(s->wait_idle(std::chrono::seconds(10)));
+  EXPECT_TRUE(std::holds_alternative<InferResponse>(p.get_future().get()));
+}
+
+TEST(ServeServer, AFixedBatchModelServesOneRequestAtATime) {
+  auto s = make_server(ModelSettings{}, 1);
+  ASSERT_TRUE(s);
+  const auto m = std::get<ModelMetadata>(s->model_metadata("tiny", ""));
+  EXPECT_EQ(m.inputs[0].shape, (std::vector<int64_t>{1, 3, 32, 32}));
+  EXPECT_NE(std::get<std::string>(s->model_config_json("tiny", "")).find("\"max_batch_size\":0"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<InferResponse>(infer_sync(*s, request("tiny", random_rows(1, 1), 1))));
+  Result two = infer_sync(*s, request("tiny", random_rows(2, 1), 2));
+  ASSERT_TRUE(std::holds_alternative<Error>(two));
+  EXPECT_EQ(std::get<Error>(two).code, Code::invalid_argument);
+}
+
+TEST(ServeServer, RepositoryReloadKeepsServingAndAFailedLoadKeepsTheOldVersion) {
+  const std::string repo = testing::scratch_dir("serve_repo");
+  write_file(repo + "/tiny/1/model.onnx", testing::tiny_conv_onnx(1));
+  write_file(repo + "/tiny/config.json", R"({"max_batch_size": 2, "threads": 1})");
+  ServerOptions o;
+  o.repository = repo;
+  o.use_tuned = false;
+  auto s = Server::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(std::get<ModelMetadata>((*s)->model_metadata("tiny", "")).versions.at(0), "1");
+  write_file(repo + "/tiny/2/model.onnx", testing::tiny_conv_onnx(2));
+  EXPECT_FALSE((*s)->load("tiny"));
+  EXPECT_EQ(std::get<ModelMetadata>((*s)->model_metadata("tiny", "")).versions.at(0), "2");
+  write_file(repo + "/tiny/config.json", R"({"max_batch_size": "two"})");
+  auto e = (*s)->load("tiny");
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->message.find("max_batch_size"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<InferResponse>(infer_sync(**s, request("tiny", random_rows(1, 1), 1))));
+  EXPECT_FALSE((*s)->unload("tiny"));
+  EXPECT_EQ(std::get<Error>(infer_sync(**s, request("tiny", random_rows(1, 1), 1))).code, Code::not_found);
+  EXPECT_NE((*s)->repository_index_json().find("UNAVAILABLE"), std::string::npos);
+}
+
+TEST(ServeConfig, ReadsKeysAndNamesTheBadOne) {
+  const std::string dir = testing::scratch_dir("serve_cfg");
+  auto cfg = read_model_config(write_file(dir + "/a.json", R"({"precision": "int8", "max_batch_size": 8,
+      "max_queue_delay_us": 500, "max_queue_size": 9, "instances": 2, "threads": 1, "preprocess": "imagenet",
+      "labels": "l.txt"})"));
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->precision, "int8");
+  EXPECT_EQ(cfg->max_batch_size, 8);
+  EXPECT_EQ(cfg->max_queue_size, 9);
+  EXPECT_EQ(cfg->instances, 2);
+  EXPECT_EQ(cfg->labels, dir + "/l.txt");
+  for (const char* bad : {R"({"max_batch_size": 0})", R"({"precision": "fp8"})", R"({"batch": 4})", "[1]", "{",
+                          R"({"instances": 1.5})"}) {
+    auto r = read_model_config(write_file(dir + "/b.json", bad));
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+  EXPECT_FALSE(read_model_config(dir + "/missing.json").ok());
+  EXPECT_FALSE(find_model(dir, "..").ok());
+  EXPECT_FALSE(find_model(dir, "none").ok());
+}
+
+TEST(ServeMetrics, EachFamilyOnceAcrossModels) {
+  ModelMetrics a, b;
+  a.request_success = 3;
+  a.queue_hist.observe(120);
+  a.queue_hist.observe(7e6);
+  const std::string t = render_metrics({{"a", "1", &a}, {"b", "2", &b}});
+  auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = t.find(needle); at != std::string::npos; at = t.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("# TYPE nv_inference_request_success counter"), 1u);
+  EXPECT_NE(t.find("nv_inference_request_success{model=\"a\",version=\"1\"} 3\n"), std::string::npos);
+  EXPECT_NE(t.find("nv_inference_request_success{model=\"b\",version=\"2\"} 0\n"), std::string::npos);
+  EXPECT_NE(t.find("nv_inference_queue_duration_histogram_us_bucket{model=\"a\",version=\"1\",le=\"100\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("nv_inference_queue_duration_histogram_us_bucket{model=\"a\",version=\"1\",le=\"250\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("nv_inference_queue_duration_histogram_us_bucket{model=\"a\",version=\"1\",le=\"+Inf\"} 2\n"),
+            std::string::npos);
+  EXPECT_NE(t.find("nv_inference_queue_duration_histogram_us_count{model=\"a\",version=\"1\"} 2\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace systolic::serve
