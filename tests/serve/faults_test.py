@@ -8,14 +8,17 @@ SYSTOLIC_SERVE_REPO (the repository), SYSTOLIC_SERVE_PID (for the SIGTERM test, 
 import http.client
 import json
 import os
-import re
 import shutil
 import signal
+import sys
 import threading
 import time
 import unittest
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import metric as server_metric  # noqa: E402
 
 ADDR = os.environ.get("SYSTOLIC_HTTP_ADDR", "")
 MODEL = os.environ.get("SYSTOLIC_SERVE_MODEL", "")
@@ -47,12 +50,7 @@ def infer(c, model, x=X, params=None):
 
 
 def metric(name, model):
-    c = conn()
-    c.request("GET", "/metrics")
-    text = c.getresponse().read().decode()
-    c.close()
-    m = re.search(r'^%s\{model="%s",version="[^"]*"\} (\S+)$' % (name, re.escape(model)), text, re.M)
-    return float(m.group(1)) if m else None
+    return server_metric(ADDR, name, model)
 
 
 def hammer(model, clients, per_client, results, params=None):

@@ -12,8 +12,6 @@ src/serve/inference.proto at start). Environment:
   SYSTOLIC_HTTP_ADDR          host:port of the same server's HTTP side, for /metrics (cancellation)
 Run with /usr/bin/python3: the Debian grpcio is not on other interpreters' paths.
 """
-import glob
-import io
 import os
 import subprocess
 import sys
@@ -21,9 +19,12 @@ import tempfile
 import threading
 import time
 import unittest
-import urllib.request
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import (NP_OF, assert_rows_match, bytes_tensor, image_files, metric as server_metric,  # noqa: E402
+                          need, parse_bytes_tensor)
 
 try:
     import grpc
@@ -46,9 +47,6 @@ _stub_dir = None
 
 # tritonclient sets its channel limits to INT32_MAX; so do we.
 CHANNEL_OPTIONS = [("grpc.max_send_message_length", 2**31 - 1), ("grpc.max_receive_message_length", 2**31 - 1)]
-NP_OF = {"BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
-         "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "FP16": np.float16,
-         "FP32": np.float32, "FP64": np.float64}
 
 
 def setUpModule():
@@ -74,25 +72,6 @@ def setUpModule():
 def tearDownModule():
     if _stub_dir is not None:
         _stub_dir.cleanup()
-
-
-def need(*names):
-    missing = [n for n in names if not os.environ.get(n)]
-    return unittest.skipIf(missing, "not set: " + ", ".join(missing))
-
-
-def bytes_tensor(items):
-    """BYTES elements as raw contents: a 4-byte little-endian length before each."""
-    return b"".join(len(b).to_bytes(4, "little") + b for b in items)
-
-
-def parse_bytes_tensor(raw):
-    out, at = [], 0
-    while at < len(raw):
-        n = int.from_bytes(raw[at:at + 4], "little")
-        out.append(raw[at + 4:at + 4 + n])
-        at += 4 + n
-    return out
 
 
 def raw_request(model, inputs, outputs=(), parameters=None):
@@ -145,12 +124,6 @@ class Model:
 
 def expected_row():
     return np.load(EXPECTED).astype(np.float32).reshape(-1) if EXPECTED else None
-
-
-def assert_rows_match(test, got, want):
-    scale = max(1.0, float(np.abs(want).max()))
-    for i in range(got.shape[0]):
-        np.testing.assert_allclose(got[i].reshape(-1), want, rtol=1e-3, atol=1e-4 * scale, err_msg=f"batch row {i}")
 
 
 class Server(unittest.TestCase):
@@ -212,7 +185,7 @@ class ResNet(unittest.TestCase):
         self.assertEqual(out.shape[0], n)
         self.assertEqual(out.dtype, np.float32)
         if self.expected is not None:
-            assert_rows_match(self, out, self.expected)
+            assert_rows_match(out, self.expected, rtol=1e-3)
         return out
 
     def test_raw_batch_1_and_4(self):
@@ -305,39 +278,24 @@ class ResNet(unittest.TestCase):
             np.testing.assert_allclose(out, first, rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(first).max())))
 
 
-def metric(name, model, **labels):
-    """One sample of the server's Prometheus text, 0 when absent."""
-    with urllib.request.urlopen(f"http://{HTTP_ADDR}/metrics", timeout=10) as r:
-        text = r.read().decode()
-    want = {"model": model, **labels}
-    for line in text.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        body, value = line.rsplit(" ", 1)
-        got = dict(kv.split("=", 1) for kv in body[len(name) + 1:-1].split(","))
-        if all(got.get(k) == f'"{v}"' for k, v in want.items()):
-            return float(value)
-    return 0.0
-
-
 @need("SYSTOLIC_SERVE_MODEL", "SYSTOLIC_HTTP_ADDR")
 class Cancel(unittest.TestCase):
     def test_cancelled_calls_are_dropped_from_the_queue(self):
         model = Model(MODEL)
-        cancelled0 = metric("nv_inference_request_failure", MODEL, reason="CANCELED")
+        cancelled0 = server_metric(HTTP_ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED")
         req = raw_request(MODEL, [(model.input.name, model.input_batch(1))])
         # Fewer than the smallest default queue bound, so none is refused for a full queue.
         futures = [stub.ModelInfer.future(req, timeout=300) for _ in range(8)]
         deadline = time.time() + 60
-        while metric("nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
+        while server_metric(HTTP_ADDR, "nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
             time.sleep(0.05)
         for f in futures:
             f.cancel()
         # The dropped requests are counted when the batcher reaches them: wait for that.
         deadline = time.time() + 120
         while time.time() < deadline:
-            cancelled = metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
-            if cancelled >= 1 and metric("nv_inference_pending_request_count", MODEL) == 0:
+            cancelled = server_metric(HTTP_ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
+            if cancelled >= 1 and server_metric(HTTP_ADDR, "nv_inference_pending_request_count", MODEL) == 0:
                 break
             time.sleep(0.1)
         self.assertGreaterEqual(cancelled, 1)
@@ -355,33 +313,12 @@ class Cancel(unittest.TestCase):
         self.fail("the model still refuses requests after the cancelled ones")
 
 
-def jpeg_files():
-    if IMAGES:
-        files = sorted(glob.glob(os.path.join(IMAGES, "*.jpg")) + glob.glob(os.path.join(IMAGES, "*.jpeg")))
-        out = []
-        for f in files[:3]:
-            with open(f, "rb") as fh:
-                out.append(fh.read())
-        return out
-    try:
-        from PIL import Image
-    except ImportError:
-        return []
-    out = []
-    for w, h, seed in [(320, 240, 1), (200, 300, 2)]:
-        rgb = np.random.default_rng(seed).integers(0, 256, [h, w, 3], dtype=np.uint8)
-        buf = io.BytesIO()
-        Image.fromarray(rgb).save(buf, format="JPEG", quality=90)
-        out.append(buf.getvalue())
-    return out
-
-
 @need("SYSTOLIC_SERVE_IMAGE_MODEL")
 class ImageBytes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.model = Model(IMAGE_MODEL)
-        cls.images = jpeg_files()
+        cls.images = image_files(IMAGES, with_png=False)
         if len(cls.images) < 2:
             raise unittest.SkipTest("no JPEG files (set SYSTOLIC_SERVE_IMAGES or install python3-pil)")
 

@@ -11,19 +11,20 @@ Talks to a running server with http.client (standard library) and numpy. Environ
                               installed, and PNGs written here either way)
 Parts whose variables are missing are skipped.
 """
-import glob
 import http.client
-import io
 import json
 import os
+import sys
 import socket
-import struct
 import threading
 import time
 import unittest
-import zlib
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import (NP_OF, assert_rows_match, bytes_tensor, image_files, metric as server_metric,  # noqa: E402
+                          need, parse_bytes_tensor)
 
 ADDR = os.environ.get("SYSTOLIC_HTTP_ADDR")
 MODEL = os.environ.get("SYSTOLIC_SERVE_MODEL")
@@ -32,9 +33,6 @@ INPUT = os.environ.get("SYSTOLIC_SERVE_INPUT")
 EXPECTED = os.environ.get("SYSTOLIC_SERVE_EXPECTED")
 IMAGES = os.environ.get("SYSTOLIC_SERVE_IMAGES")
 
-NP_OF = {"BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
-         "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "FP16": np.float16,
-         "FP32": np.float32, "FP64": np.float64}
 HOST, PORT = (ADDR.rsplit(":", 1)[0], int(ADDR.rsplit(":", 1)[1])) if ADDR else (None, None)
 HEADER_LENGTH = "Inference-Header-Content-Length"
 
@@ -42,11 +40,6 @@ HEADER_LENGTH = "Inference-Header-Content-Length"
 def setUpModule():
     if not ADDR:
         raise unittest.SkipTest("SYSTOLIC_HTTP_ADDR is not set")
-
-
-def need(*names):
-    missing = [n for n in names if not os.environ.get(n)]
-    return unittest.skipIf(missing, "not set: " + ", ".join(missing))
 
 
 class Reply:
@@ -73,20 +66,6 @@ def call(method, path, body=None, headers=None, timeout=300):
         return Reply(c.getresponse())
     finally:
         c.close()
-
-
-def bytes_tensor(items):
-    """BYTES elements on the wire: a 4-byte little-endian length before each."""
-    return b"".join(len(b).to_bytes(4, "little") + b for b in items)
-
-
-def parse_bytes_tensor(raw):
-    out, at = [], 0
-    while at < len(raw):
-        n = int.from_bytes(raw[at:at + 4], "little")
-        out.append(raw[at + 4:at + 4 + n])
-        at += 4 + n
-    return out
 
 
 def binary_body(header, raws):
@@ -125,12 +104,6 @@ def outputs_of(reply):
         out[o["name"]] = arr.reshape(o["shape"])
     assert at == len(body), f"{len(body) - at} unclaimed bytes after the binary outputs"
     return head, out
-
-
-def assert_rows_match(got, want):
-    scale = max(1.0, float(np.abs(want).max()))
-    for i in range(got.shape[0]):
-        np.testing.assert_allclose(got[i].reshape(-1), want, rtol=1e-4, atol=1e-4 * scale, err_msg=f"batch row {i}")
 
 
 class Model:
@@ -485,20 +458,6 @@ class ResNet(unittest.TestCase):
             self.check(r, 1, rid, binary=True)
 
 
-def metric(name, model, **labels):
-    """One sample of the server's Prometheus text, 0 when absent."""
-    text = call("GET", "/metrics", timeout=10).body.decode()
-    want = {"model": model, **labels}
-    for line in text.splitlines():
-        if not line.startswith(name + "{"):
-            continue
-        body, value = line.rsplit(" ", 1)
-        got = dict(kv.split("=", 1) for kv in body[len(name) + 1:-1].split(","))
-        if all(got.get(k) == f'"{v}"' for k, v in want.items()):
-            return float(value)
-    return 0.0
-
-
 @need("SYSTOLIC_SERVE_MODEL")
 class Disconnect(unittest.TestCase):
     def test_closed_connections_are_dropped_from_the_queue(self):
@@ -510,13 +469,13 @@ class Disconnect(unittest.TestCase):
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         request = (f"POST /v2/models/{MODEL}/infer HTTP/1.1\r\nHost: t\r\n{head}"
                    f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-        cancelled0 = metric("nv_inference_request_failure", MODEL, reason="CANCELED")
+        cancelled0 = server_metric(ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED")
         # Fewer than the smallest default queue bound, so none is refused for a full queue.
         socks = [raw_socket() for _ in range(8)]
         for s in socks:
             s.sendall(request)
         deadline = time.time() + 60
-        while metric("nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
+        while server_metric(ADDR, "nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
             time.sleep(0.05)
         for s in socks:
             s.close()
@@ -524,8 +483,8 @@ class Disconnect(unittest.TestCase):
         # reaches the request.
         deadline = time.time() + 120
         while time.time() < deadline:
-            cancelled = metric("nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
-            if cancelled >= 1 and metric("nv_inference_pending_request_count", MODEL) == 0:
+            cancelled = server_metric(ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
+            if cancelled >= 1 and server_metric(ADDR, "nv_inference_pending_request_count", MODEL) == 0:
                 break
             time.sleep(0.1)
         self.assertGreaterEqual(cancelled, 1)
@@ -537,46 +496,12 @@ class Disconnect(unittest.TestCase):
         self.assertEqual(r.status, 200, r.body[:300])
 
 
-def png(rgb):
-    """A PNG file of an RGB uint8 image, written with zlib (no imaging library needed)."""
-    h, w, _ = rgb.shape
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    rows = b"".join(b"\x00" + rgb[y].tobytes() for y in range(h))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
-            chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
-
-
-def image_files():
-    """Two or three distinct encoded images: the given JPEGs, else PIL JPEGs, plus PNGs."""
-    if IMAGES:
-        files = sorted(glob.glob(os.path.join(IMAGES, "*.jpg")) + glob.glob(os.path.join(IMAGES, "*.jpeg")))
-        if files:
-            return [open(f, "rb").read() for f in files[:3]]
-    rng = np.random.default_rng(3)
-    yy, xx = np.mgrid[0:240, 0:320]
-    smooth = np.stack([xx * 255 // 319, yy * 255 // 239, (xx + yy) * 255 // 558], -1).astype(np.uint8)
-    noisy = rng.integers(0, 256, [300, 200, 3], dtype=np.uint8)
-    out = []
-    try:
-        from PIL import Image
-        for rgb in (smooth, noisy):
-            buf = io.BytesIO()
-            Image.fromarray(rgb).save(buf, format="JPEG", quality=90)
-            out.append(buf.getvalue())
-    except ImportError:
-        pass
-    return out + [png(smooth), png(noisy)]
-
-
 @need("SYSTOLIC_SERVE_IMAGE_MODEL")
 class ImageBytes(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.model = Model(IMAGE_MODEL)
-        cls.images = image_files()
+        cls.images = image_files(IMAGES)
 
     def request(self, images, k=0, binary=True):
         header = {"inputs": [{"name": self.model.input["name"], "datatype": "BYTES", "shape": [len(images)],
