@@ -1,5 +1,6 @@
 // The dynamic batcher: each worker takes the queued requests that fit in max_batch_size
-// (waiting up to max_queue_delay_us for more while the batch is short), drops those whose
+// (waiting up to max_queue_delay_us for more while the batch is short, unless the last batch
+// held one request: then nobody else is sending and waiting only adds latency), drops those whose
 // client is gone or whose deadline passed, runs the merged rows on the ladder's sessions
 // (largest size first, so nothing is padded) and answers every request.
 #include <algorithm>
@@ -74,8 +75,9 @@ void ModelRunner::worker_loop(Worker* w) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and every admitted request answered
-      if (delay.count() > 0 && !stopping_) {
-        // Wait for a fuller batch until the oldest request has waited max_queue_delay_us.
+      if (delay.count() > 0 && !stopping_ && last_batch_requests_ > 1) {
+        // Wait for a fuller batch until the oldest request has waited max_queue_delay_us; not
+        // when the last batch held a single request, so a lone client is never delayed.
         for (;;) {
           int64_t queued = 0;
           for (const Pending& p : queue_) queued += p.rows;
@@ -101,6 +103,7 @@ void ModelRunner::worker_loop(Worker* w) {
         batch.push_back(std::move(p));
         queue_.pop_front();
       }
+      if (!batch.empty()) last_batch_requests_ = static_cast<int64_t>(batch.size());
       more = !queue_.empty();
     }
     if (more) cv_.notify_one();  // another worker may take the rest

@@ -86,6 +86,7 @@ class ModelRunner {
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   bool stopping_ = false;
+  int64_t last_batch_requests_ = 2;  // under mu_; starts as if requests were merging
   ModelMetrics metrics_;
 };
 
