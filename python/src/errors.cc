@@ -34,7 +34,7 @@ Kind open_error_kind(const std::string& path, const Status& st) {
     return Kind::not_implemented;
   if (contains(msg, "not a valid ONNX model") || contains(msg, "model is empty")) return Kind::invalid_protobuf;
   // Options checked before the file is read, and bound shapes that contradict the model.
-  for (const char* p : {"precision '", "batch ", "threads ", "preprocess '", "shape ", "input ", "calibration"})
+  for (const char* p : {"precision '", "batch ", "threads ", "preprocess '", "shape ", "input ", "calibration", "--"})
     if (starts(msg, p)) return Kind::invalid_argument;
   return Kind::invalid_graph;
 }

@@ -10,6 +10,7 @@
 namespace systolic::py {
 void register_signature(pybind11::module_& m);
 void register_tools(pybind11::module_& m);
+void register_classify(pybind11::module_& m);
 }  // namespace systolic::py
 
 PYBIND11_MODULE(_native, m) {
@@ -19,6 +20,7 @@ PYBIND11_MODULE(_native, m) {
   systolic::py::register_model(m);
   systolic::py::register_signature(m);
   systolic::py::register_tools(m);
+  systolic::py::register_classify(m);
   m.def("host_info", [] {
     pybind11::gil_scoped_release nogil;
     return systolic::host_info();

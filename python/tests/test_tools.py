@@ -1,0 +1,114 @@
+"""The CLI's computing commands as functions: simulate and classify give what the CLI's --json
+and JSON Lines give, quantize writes the plan the CLI writes (up to its compile timings)."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import systolic
+from conftest import ROOT, SYSTOLIC
+
+
+def cli_json(*args):
+    r = subprocess.run([SYSTOLIC, *args], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("kwargs,flags", [
+    ({"target": "tpu-v4"}, ["--target", "tpu-v4"]),
+    ({"compare": ["tpu-v4", "tpu-v5e"], "batch": [1, 8]}, ["--compare", "tpu-v4,tpu-v5e", "--batch", "1,8"]),
+    ({"what_if": "array=256x256,sram=64MiB"}, ["--what-if", "array=256x256,sram=64MiB"]),
+    ({"sweep": True, "target": "tpu-v5e"}, ["--sweep-batch", "--target", "tpu-v5e"]),
+])
+def test_simulate_matches_cli_json(zoo, kwargs, flags):
+    path = zoo("resnet18")
+    assert systolic.simulate(path, **kwargs) == cli_json("simulate", path, "--json", *flags)[0]
+
+
+def test_simulate_model_object_and_errors(models):
+    m = systolic.compile(models["tiny"])
+    r = systolic.simulate(m, target="tpu-v4")
+    assert r["plan_precision"] == "fp32" and r["layers"]
+    with pytest.raises(systolic.InvalidArgument):
+        systolic.simulate(m, target="no-such-target")
+    with pytest.raises(systolic.InvalidArgument):
+        systolic.simulate(m, what_if="frobs=3")
+    with pytest.raises(systolic.InvalidArgument, match="check needs"):
+        systolic.simulate(m, target="tpu-v4", check=True)
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory):
+    pytest.importorskip("PIL")
+    d = tmp_path_factory.mktemp("images")
+    subprocess.run([sys.executable, os.path.join(ROOT, "bench", "make_images.py"), "--count", "6", "--corrupt", "2",
+                    "--out", str(d)], check=True, capture_output=True)
+    return str(d)
+
+
+def test_classify_matches_cli(zoo, images, tmp_path):
+    path = zoo("mobilenet_v2")
+    results = systolic.classify(images, path, top=3, batch=2, labels=[f"class {k}" for k in range(1000)])
+    got = sorted(results, key=lambda r: r["path"])
+    want = cli_json("classify", path, "--images", images, "--top", "3", "--batch", "2", "--format", "jsonl",
+                    "--quiet", "--labels", str(_labels(tmp_path)))
+    want = sorted(want, key=lambda r: r["path"])
+    assert len(got) == len(want) == 8
+    for g, w in zip(got, want):
+        # Probabilities to float rounding: numpy's exp is not the C library's.
+        for a, b in zip(g.get("top", []), w.get("top", [])):
+            assert a.pop("prob") == pytest.approx(b.pop("prob"), rel=1e-6)
+        assert g == w
+    s = results.summary
+    assert (s["images"], s["failed"], s["files"], s["batch"]) == (6, 2, 8, 2)
+    assert {st["name"] for st in s["stages"]} >= {"load", "infer"}
+
+
+def _labels(tmp_path):
+    p = tmp_path / "labels.txt"
+    p.write_text("".join(f"class {k}\n" for k in range(1000)))
+    return p
+
+
+def test_classify_errors(models, zoo, images, tmp_path):
+    with pytest.raises(systolic.InvalidArgument, match="takes tensors, not images"):
+        systolic.classify(images, systolic.compile(models["tiny"]))
+    with pytest.raises(systolic.InvalidArgument, match="no such file"):
+        systolic.classify(str(tmp_path / "none"), zoo("mobilenet_v2"))
+    with pytest.raises(systolic.InvalidArgument, match="labels"):
+        systolic.classify(images, zoo("mobilenet_v2"), labels=["a", "b"])
+    # Abandoning the results part way stops the pipeline cleanly.
+    it = systolic.classify(images, zoo("mobilenet_v2"), batch=1)
+    next(it)
+    del it
+
+
+def test_quantize_plan_like_cli(models, tmp_path):
+    ours = tmp_path / "ours.plan"
+    m = systolic.quantize(models["tiny"], "random:4", output=ours)
+    assert m.precision == "int8"
+    theirs = tmp_path / "cli.plan"
+    subprocess.run([SYSTOLIC, "quantize", models["tiny"], "--calibration", "random:4", "-o", str(theirs)], check=True,
+                   capture_output=True)
+    loaded, cli = systolic.load(ours), systolic.load(theirs)
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32), dtype=np.float32)
+    np.testing.assert_array_equal(loaded.run(x)["y"], cli.run(x)["y"])
+    assert os.path.getsize(ours) == os.path.getsize(theirs)
+
+
+def test_quantize_errors(models, tmp_path):
+    with pytest.raises(systolic.NotImplemented, match="QDQ"):
+        systolic.quantize(models["tiny"], "random:2", output=tmp_path / "q.onnx")
+    with pytest.raises(systolic.InvalidArgument, match="write a .plan"):
+        systolic.quantize(models["tiny"], "random:2", output=tmp_path / "q.bin")
+    with pytest.raises(systolic.InvalidArgument, match="minmax, percentile, entropy"):
+        systolic.quantize(models["tiny"], "random:2", method="median")
+    qdq = tmp_path / "qdq.onnx"
+    subprocess.run([SYSTOLIC, "quantize", models["tiny"], "--calibration", "random:2", "-o", str(qdq)], check=True,
+                   capture_output=True)
+    with pytest.raises(systolic.InvalidArgument, match="already quantized"):
+        systolic.quantize(str(qdq), "random:2")
