@@ -12,6 +12,8 @@ import tempfile
 import threading
 import warnings
 
+import numpy as np
+
 from . import _native
 
 CPU = "CPUExecutionProvider"
@@ -344,7 +346,7 @@ class InferenceSession:
             if t["name"] not in feed:
                 raise _native.InvalidArgument(f"input '{t['name']}' was not given")
             v = feed[t["name"]]
-            shape = tuple(int(d) for d in getattr(v, "shape", ()))
+            shape = tuple(int(d) for d in np.shape(v))
             want = t["shape"]
             dtype = getattr(v, "dtype", None)
             if (want is not None and (len(shape) != len(want) or

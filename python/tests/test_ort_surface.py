@@ -80,6 +80,12 @@ def test_free_dimension_override(models):
     assert y.shape == (3, 16, 1, 1)
 
 
+def test_list_inputs_bind_the_batch(models):
+    sess = ort.InferenceSession(models["two_io"])
+    total, = sess.run(["sum"], {"a": [[1, 2, 3, 4]] * 3, "b": np.ones((3, 4), np.float32)})
+    np.testing.assert_array_equal(total, np.arange(1, 5, dtype=np.float32)[None].repeat(3, 0) + 1)
+
+
 def test_output_order_and_selection(models):
     sess = ort.InferenceSession(models["two_io"])
     assert [o.name for o in sess.get_outputs()] == ["prod", "sum"]
