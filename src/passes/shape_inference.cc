@@ -468,7 +468,7 @@ Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
   std::string fixed;
   for (int id : g.inputs) {
     const ir::Tensor& t = g.t(id);
-    if (t.shape_known && !t.shape.empty() && t.shape[0] < 0) batch_bound = true;
+    if (t.shape_known && !t.shape.empty() && (t.shape[0] < 0 || t.shape[0] == ctx.batch)) batch_bound = true;
     else if (fixed.empty() && t.shape_known) fixed = t.name + " is " + ir::shape_str(t.shape);
   }
   if (ctx.batch > 1 && !batch_bound && !g.inputs.empty())

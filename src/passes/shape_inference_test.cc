@@ -68,6 +68,10 @@ TEST(ShapeInference, ABatchNeedsASymbolicLeadingDimension) {
   EXPECT_NE(st.message().find("batch dimension is fixed"), std::string::npos) << st.message();
   ctx.batch = 1;
   EXPECT_TRUE(passes::bind_input_shapes(fixed.g, ctx).ok());
+  GraphBuilder four;  // a fixed batch that is the one asked for
+  four.output(four.node(ir::Op::Relu, {four.input("x", {4, 3, 8, 8})})[0]);
+  ctx.batch = 4;
+  EXPECT_TRUE(passes::bind_input_shapes(four.g, ctx).ok());
   GraphBuilder sym;
   const int x = sym.input("x", {-1, 3, 8, 8});
   sym.output(sym.node(ir::Op::Relu, {x})[0]);
