@@ -1,5 +1,6 @@
 // `simulate --target host --check`: simulate the plan on the measured host preset, time the
-// same plan per step in a profiling Session, and report per-step and total errors and top-5.
+// same plan per step in a profiling Session, and report per-step and total errors, the rank
+// correlation of the steps' times (the verdict: total within 25%, Spearman >= 0.9) and top-5.
 #include "sim/host_check.h"
 
 #include <algorithm>
@@ -65,6 +66,17 @@ CheckReport compare_prediction(const sim::SimReport& r, const std::vector<Measur
   c.measured_ms = measured_total_ms;
   c.error_pct = error_pct(c.predicted_ms, c.measured_ms);
   for (const auto& l : c.layers) c.steps_ms += l.measured_ms;
+  std::vector<double> pv, mv;
+  for (const auto& l : c.layers)
+    if (l.measured_ms > 0) {
+      pv.push_back(l.predicted_ms);
+      mv.push_back(l.measured_ms);
+    }
+  c.ranked = static_cast<int>(pv.size());
+  c.spearman = spearman(pv, mv);
+  c.total_ok = c.measured_ms > 0 && std::abs(c.error_pct) <= kTotalTolerancePct;
+  c.rank_ok = c.ranked >= 2 && c.spearman >= kMinSpearman;
+  c.pass = c.total_ok && c.rank_ok;
   c.top_predicted = top_names(c.layers, &CheckLayer::predicted_ms, top);
   c.top_measured = top_names(c.layers, &CheckLayer::measured_ms, top);
   const std::set<std::string> pset(c.top_predicted.begin(), c.top_predicted.end()),
@@ -245,7 +257,15 @@ std::string format_check(const CheckReport& c) {
                   error_pct(c.predicted_ms, c.steps_ms));
     out += buf;
   }
-  out += "top-5     predicted: " + list_names(c.top_predicted) + "\n";
+  std::snprintf(buf, sizeof buf, "ranks     Spearman correlation of predicted and measured times over %d steps: %.3f\n",
+                c.ranked, c.spearman);
+  out += buf;
+  std::snprintf(buf, sizeof buf, "verdict   %s: total within %.0f%%: %s (%+.1f%%); rank correlation >= %.2f: %s (%.3f)\n",
+                c.pass ? "pass" : "fail", kTotalTolerancePct, c.total_ok ? "yes" : "no", c.error_pct, kMinSpearman,
+                c.rank_ok ? "yes" : "no", c.spearman);
+  out += buf;
+  out += "top-5     (information; the measured set itself changes from run to run)\n";
+  out += "          predicted: " + list_names(c.top_predicted) + "\n";
   out += "          measured:  " + list_names(c.top_measured) + "\n";
   std::snprintf(buf, sizeof buf, "          same set (strict):              %s (%d of %zu)\n", c.top_match ? "yes" : "no",
                 c.top_overlap, c.top_measured.size());
@@ -289,6 +309,10 @@ nlohmann::json check_json(const CheckReport& c) {
   j["measured_ms"] = c.measured_ms;
   j["error_pct"] = c.error_pct;
   j["steps_ms"] = c.steps_ms;
+  j["spearman"] = c.spearman;
+  j["ranked_steps"] = c.ranked;
+  j["verdict"] = {{"pass", c.pass}, {"total_within_pct", kTotalTolerancePct}, {"total_ok", c.total_ok},
+                  {"min_spearman", kMinSpearman}, {"rank_ok", c.rank_ok}};
   j["top5_predicted"] = c.top_predicted;
   j["top5_measured"] = c.top_measured;
   j["top5_match"] = c.top_match;

@@ -181,6 +181,14 @@ struct CheckReport {
   // moments, which land on different steps in different runs (on a 2-core Zen 5, MobileNetV2's
   // median run was 5-6% longer than this sum; between its steps a run spends ~10 us).
   double steps_ms = 0;
+  // The verdict: the total within kTotalTolerancePct of the median run, and Spearman's rank
+  // correlation of predicted and measured per-layer times (every step measured) at least
+  // kMinSpearman. A strict top-5 match is decided by run-to-run noise on a shared machine (the
+  // measured top 5 of ResNet-50 was 6 different sets over 56 invocations), so it stays
+  // information (below), not the verdict.
+  double spearman = 0;
+  int ranked = 0;  // steps in the rank correlation
+  bool total_ok = false, rank_ok = false, pass = false;
   std::vector<std::string> top_predicted, top_measured;  // most expensive first
   bool top_match = false;                                // same set of names
   // The measured set is a top-`top` of the prediction once layers predicted exactly as long as
@@ -194,6 +202,9 @@ struct CheckReport {
   std::vector<TopSwap> top_swaps;    // every predicted-only x measured-only pair
   int resamples = 0, runs = 0;       // the bootstrap behind top_share and the swaps
 };
+
+constexpr double kTotalTolerancePct = 25;
+constexpr double kMinSpearman = 0.9;
 
 // 100 * (predicted - measured) / measured (0 when nothing was measured).
 double error_pct(double predicted, double measured);

@@ -2,6 +2,7 @@
 #include "sim/host_check_stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
@@ -58,6 +59,40 @@ double order_share(const RunBootstrap& b, int a, int b_layer) {
   int n = 0;
   for (const auto& m : b.medians) n += m[static_cast<std::size_t>(a)] >= m[static_cast<std::size_t>(b_layer)];
   return double(n) / b.resamples;
+}
+
+namespace {
+
+// 1-based ranks; a run of equal values shares the mean of the ranks it spans.
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return v[x] < v[y]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (std::size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * double(i + j) + 1;
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  if (n < 2) return 0;
+  const std::vector<double> ra = ranks({a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n)}),
+                            rb = ranks({b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n)});
+  const double mean = 0.5 * double(n + 1);  // both rank sets average (n + 1) / 2
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
 }
 
 }  // namespace systolic::sim

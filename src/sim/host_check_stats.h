@@ -27,6 +27,10 @@ std::vector<double> top_share(const RunBootstrap& b, int top);
 // The share of resamples (0..1) in which layer a's median is at least layer b's.
 double order_share(const RunBootstrap& b, int a, int b_layer);
 
+// Spearman's rank correlation of a and b (same length): the Pearson correlation of their ranks,
+// tied values sharing their average rank. 0 when fewer than two pairs or either side is constant.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
 // A measured order the runs cannot establish: `a` ranks at or above `b` in at least this share
 // of resamples although the medians over all runs put b above a (a one-sided 95% bound).
 constexpr double kInseparableShare = 0.05;

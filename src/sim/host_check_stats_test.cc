@@ -79,5 +79,16 @@ TEST(HostCheckStats, SameSeedSameResamplesAndMissingRunsStayZero) {
   EXPECT_DOUBLE_EQ(order_share(bootstrap_runs({{}, {}}, 50), 0, 1), 0.0);
 }
 
+TEST(HostCheckStats, SpearmanIsThePearsonCorrelationOfRanks) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3}, {10, 20, 30}), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3}, {0.3, 0.2, 0.1}), -1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8);  // 1 - 6 * 4 / (5 * 24), no ties
+  // Ties share their mean rank: b's ranks are 1, 2, 3.5, 5, 3.5, so rho = 8 / sqrt(10 * 9.5).
+  EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {5, 6, 7, 8, 7}), 8 / std::sqrt(95.0), 1e-12);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3}, {4, 4, 4}), 0.0);  // a constant side orders nothing
+  EXPECT_DOUBLE_EQ(spearman({1}, {1}), 0.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 100, 1000}, {1, 2, 3}), 1.0);  // only the order counts
+}
+
 }  // namespace
 }  // namespace systolic::sim

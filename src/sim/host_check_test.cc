@@ -1,5 +1,5 @@
-// `simulate --target host --check`: the comparison arithmetic (errors, top-5 sets) on fixed
-// numbers, and the whole check on a small conv model (fields present, errors consistent).
+// `simulate --target host --check`: the comparison arithmetic (errors, the verdict, top-5 sets)
+// on fixed numbers, and the whole check on a small conv model (fields present, errors consistent).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -64,6 +64,50 @@ TEST(HostCheck, ErrorsAndTopSetsAreComputedFromTheNumbers) {
   EXPECT_EQ(t.top_swaps[0].predicted_only, "l0");
   EXPECT_EQ(t.top_swaps[0].measured_only, "l1");
   EXPECT_TRUE(t.top_swaps[0].separated);
+}
+
+// The verdict: the total within 25% of the median run and the steps' times in nearly the same
+// order (Spearman >= 0.9); the top 5 does not enter it.
+TEST(HostCheck, VerdictIsTheTotalAndTheRankCorrelation) {
+  sim::SimReport r;
+  r.batch = 1;
+  for (int i = 0; i < 10; ++i) r.layers.push_back(layer("l" + std::to_string(i), 1000.0 * (i + 1)));
+  r.latency_us = 55000;
+  std::vector<MeasuredStep> steps;
+  for (int i = 0; i < 10; ++i) steps.push_back({"l" + std::to_string(i), "Conv", 1.1 * (i + 1), {}});
+  // Same order, total 10% over: a pass.
+  CheckReport c = compare_prediction(r, steps, 50.0, 5);
+  EXPECT_EQ(c.ranked, 10);
+  EXPECT_DOUBLE_EQ(c.spearman, 1.0);
+  EXPECT_TRUE(c.total_ok && c.rank_ok && c.pass);
+  EXPECT_NE(format_check(c).find("verdict   pass: total within 25%: yes (+10.0%); rank correlation >= 0.90: yes (1.000)"),
+            std::string::npos)
+      << format_check(c);
+  // Two neighbours swapped: 1 - 6 * 2 / (10 * 99) = 0.988, still a pass, though the top 5 differs.
+  std::swap(steps[4].ms, steps[5].ms);
+  c = compare_prediction(r, steps, 50.0, 5);
+  EXPECT_NEAR(c.spearman, 1 - 6.0 * 2 / (10 * 99), 1e-12);
+  EXPECT_TRUE(c.pass);
+  EXPECT_FALSE(c.top_match);
+  // The order reversed: the rank correlation fails however close the total is.
+  for (int i = 0; i < 10; ++i) steps[i].ms = 1.1 * (10 - i);
+  c = compare_prediction(r, steps, 55.0, 5);
+  EXPECT_DOUBLE_EQ(c.spearman, -1.0);
+  EXPECT_TRUE(c.total_ok);
+  EXPECT_FALSE(c.rank_ok);
+  EXPECT_FALSE(c.pass);
+  // The right order, the total 30% under: fails on the total.
+  for (int i = 0; i < 10; ++i) steps[i].ms = 1.1 * (i + 1);
+  c = compare_prediction(r, steps, 55.0 / 0.7, 5);
+  EXPECT_TRUE(c.rank_ok);
+  EXPECT_FALSE(c.total_ok);
+  EXPECT_FALSE(c.pass);
+  const auto j = check_json(c);
+  EXPECT_DOUBLE_EQ(j["spearman"].get<double>(), 1.0);
+  EXPECT_FALSE(j["verdict"]["pass"].get<bool>());
+  EXPECT_FALSE(j["verdict"]["total_ok"].get<bool>());
+  EXPECT_TRUE(j["verdict"]["rank_ok"].get<bool>());
+  EXPECT_EQ(j["ranked_steps"].get<int>(), 10);
 }
 
 // Six layers predicted 1..6 ms; measured over 21 runs, l0 and l1 compete for 5th place.
@@ -168,7 +212,7 @@ TEST(HostCheck, SmallModelReportsEveryField) {
   EXPECT_FALSE(c->top_predicted.empty());
   EXPECT_EQ(c->top_predicted.size(), c->top_measured.size());
   const auto j = check_json(*c);
-  for (const char* k : {"layers", "predicted_ms", "measured_ms", "error_pct", "top5_predicted", "top5_measured",
+  for (const char* k : {"layers", "predicted_ms", "measured_ms", "error_pct", "spearman", "verdict", "top5_predicted", "top5_measured",
                         "top5_match", "top5_match_within_noise", "top5_swaps", "bootstrap", "host"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_NE(format_check(*c).find("same set"), std::string::npos);
