@@ -5,8 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/benchmark.h"
 #include "api/internal.h"
 #include "api/precision.h"
+#include "api/quantize.h"
+#include "api/tune.h"
 #include "base/cpu.h"
 #include "errors.h"
 #include "model.h"
@@ -101,6 +104,98 @@ std::string simulate(const PyModel& model, const SimulateArgs& a) {
 }  // namespace
 
 void register_tools(pyb::module_& m) {
+  m.def(
+      "tune",
+      [](const std::string& path, const std::string& precision, double latency_ms, const std::string& memory_budget,
+         const std::string& batches, int64_t max_batch, bool batches_given, int threads, double seconds, bool save,
+         bool use_cache) {
+        api::TuneRequest r;
+        r.model = path;
+        r.precision = precision;
+        r.budgets.latency_ms = latency_ms;
+        if (!memory_budget.empty()) {
+          auto b = api::parse_bytes(memory_budget);
+          if (!b.ok()) raise(Kind::invalid_argument, "memory_budget: " + b.status().message());
+          r.budgets.memory_bytes = *b;
+        }
+        r.batches = batches;
+        r.batches_given = batches_given;
+        r.max_batch = max_batch;
+        r.threads = threads;
+        r.seconds = seconds;
+        r.load = [&](int64_t batch) -> Expected<std::shared_ptr<const plan::Program>> {
+          ModelOptions o;
+          o.precision = precision;
+          o.batch = batch;
+          o.use_cache = batch == 0 || use_cache;
+          o.use_tuned = false;
+          auto m = api::open_model(path, o, {});
+          if (!m.ok()) return m.status();
+          return api::program(**m);
+        };
+        std::string out;
+        {
+          pyb::gil_scoped_release nogil;
+          auto t = api::tune(r);
+          if (!t.ok()) raise(open_error_kind(path, t.status()), t.status().message());
+          if (save) (void)api::save_recommendation(&*t);  // not saved: "saved" stays null
+          out = api::tune_json(*t).dump();
+        }
+        return out;
+      },
+      pyb::arg("path"), pyb::arg("precision"), pyb::arg("latency_ms"), pyb::arg("memory_budget"), pyb::arg("batches"),
+      pyb::arg("max_batch"), pyb::arg("batches_given"), pyb::arg("threads"), pyb::arg("seconds"), pyb::arg("save"),
+      pyb::arg("use_cache"), "tune --json's object (as JSON text; no chart)");
+  m.def(
+      "quantize_qdq",
+      [](const std::string& path, const std::string& out, const std::vector<std::string>& calibration,
+         const std::string& method, const std::vector<std::string>& keep_fp32, bool reduce_range,
+         const std::string& preprocess) {
+        api::QuantizeRequest r;
+        r.qdq = true;
+        r.precision.calibration = calibration;
+        r.precision.method = method;
+        r.precision.keep_fp32 = keep_fp32;
+        if (preprocess == "imagenet") r.preprocess = ir::imagenet_preprocess();
+        else if (!preprocess.empty())
+          raise(Kind::invalid_argument, "preprocess '" + preprocess + "': unknown; accepted: \"imagenet\", or empty");
+        nlohmann::json j;
+        pyb::gil_scoped_release nogil;
+        std::vector<std::string> notes;
+        auto c = api::calibrate_model(path, r, &notes);
+        if (!c.ok()) raise(open_error_kind(path, c.status()), c.status().message());
+        quantize::QdqExportStats st;
+        check(api::write_qdq(path, c->ranges, keep_fp32, reduce_range, out, &st), Kind::fail);
+        j = {{"calibrated", c->ranges.size()}, {"activations", st.activations}, {"weights", st.weights},
+             {"notes", notes}};
+        return j.dump();
+      },
+      pyb::arg("path"), pyb::arg("output"), pyb::arg("calibration"), pyb::arg("method"), pyb::arg("keep_fp32"),
+      pyb::arg("reduce_range"), pyb::arg("preprocess"),
+      "quantize -o X.onnx: calibrates a float .onnx and writes its QDQ model; what was written (JSON text)");
+  m.def(
+      "bench",
+      [](const PyModel& model, int threads, int instances, int iters, int warmup, bool per_layer,
+         const std::string& name) {
+        if (instances < 1) raise(Kind::invalid_argument, "instances " + std::to_string(instances) + ": must be at least 1");
+        if (iters < 1) raise(Kind::invalid_argument, "iters " + std::to_string(iters) + ": must be at least 1");
+        api::BenchOptions o;
+        o.threads = threads;
+        o.instances = instances;
+        o.iters = iters;
+        o.warmup = warmup;
+        o.per_layer = per_layer;
+        std::string out;
+        {
+          pyb::gil_scoped_release nogil;
+          auto r = api::bench(api::program(model.model()), o);
+          if (!r.ok()) raise(Kind::fail, r.status().message());
+          out = api::bench_json(*r, name, per_layer).dump();
+        }
+        return out;
+      },
+      pyb::arg("model"), pyb::arg("threads"), pyb::arg("instances"), pyb::arg("iters"), pyb::arg("warmup"),
+      pyb::arg("per_layer"), pyb::arg("name"), "bench --json's object (as JSON text) for an opened model");
   m.def("model_precision", [](const std::string& path) { return api::model_precision(path, ""); },
         "the precision a model runs in without a request: int8 for a quantized model, a plan's own, else fp32");
   m.def(

@@ -24,4 +24,4 @@ def info():
     """The detected CPU, the measured peak of each precision and the conv kernel each runs here,
     as `systolic info` prints it (the peaks are measured: this takes a moment)."""
     return _native.host_info()
-from ._tools import Classification, classify, quantize, simulate  # noqa: E402
+from ._tools import Classification, bench, classify, quantize, simulate, tune  # noqa: E402

@@ -38,19 +38,61 @@ def simulate(model, target="tpu-v4", batch=1, precision=None, *, compare=None, w
                                        int(threads)))
 
 
+def bench(model, batch=None, threads=None, instances=None, iters=20, warmup=3, precision=None, *, per_layer=False,
+          shape=None, tuned=True):
+    """`systolic bench MODEL --json`: latency percentiles, throughput, achieved GFLOP/s (GOP/s
+    for int8) against the measured peak, peak RSS, over `instances` concurrent sessions on
+    random inputs. threads: per instance (default: the cores shared out). Without batch,
+    threads and instances, the configuration `systolic tune` saved is used (tuned=False
+    ignores it). model: an .onnx / .plan path or a Model."""
+    if isinstance(model, Model):
+        native, name = model._m, model.path
+    else:
+        name = os.fspath(model)
+        use_tuned = bool(tuned) and batch is None and threads is None and instances is None
+        native = _native.open(name, precision=precision or "", batch=int(batch or 0), shapes=_shapes(name, shape),
+                              use_tuned=use_tuned)
+        if use_tuned:
+            # the tuned split, else one instance on every core, as the CLI
+            threads, instances = native.threads, native.instances
+    return json.loads(_native.bench(native, int(threads or 0), 1 if instances is None else int(instances), int(iters),
+                                    int(warmup), bool(per_layer), name))
+
+
+def tune(model, latency_budget=None, memory_budget=None, precision=None, *, batches=None, max_batch=None,
+         threads=None, seconds_per_point=2.0, save=True, cache=True):
+    """`systolic tune MODEL --json --no-svg`: measures batch sizes and thread/instance splits on
+    this machine and recommends the configuration with the best throughput within the budgets
+    (latency_budget: p99 ms per run; memory_budget: bytes, or "2G"); save=True keeps it for
+    bench, classify and compile. An .onnx is compiled per batch; a .plan's batch is fixed. No
+    configuration within the budgets: the dict has "error" and "recommended" is None."""
+    if isinstance(batches, (list, tuple)):
+        batches = ",".join(str(int(b)) for b in batches)
+    elif batches is not None:
+        batches = str(batches)
+    for name, v in (("latency_budget", latency_budget), ("max_batch", max_batch), ("threads", threads)):
+        if v is not None and v <= 0:
+            raise _native.InvalidArgument(f"{name} {v}: must be positive")
+    if seconds_per_point < 0:
+        raise _native.InvalidArgument(f"seconds_per_point {seconds_per_point}: must not be negative")
+    return json.loads(_native.tune(os.fspath(model), precision or "", float(latency_budget or 0),
+                                   "" if memory_budget is None else str(memory_budget), batches or "",
+                                   int(max_batch or 32), batches is not None or max_batch is not None,
+                                   int(threads or 0), float(seconds_per_point), bool(save), bool(cache)))
+
+
 def quantize(model, calibration, method="minmax", output=None, *, keep_fp32=None, batch=1, preprocess=None,
-             cache=True):
+             cache=True, reduce_range=False):
     """`systolic quantize`: calibrates a float .onnx on `calibration` (image or .npy folders and
     files, or "random:N") with `method` (minmax, percentile, entropy) and returns the int8
-    Model; output="X.plan" also writes the compiled int8 plan (a QDQ .onnx output is only
-    written by the CLI so far)."""
+    Model; output="X.plan" also writes the compiled int8 plan, output="X.onnx" the QDQ model
+    other engines run (reduce_range: 7-bit weights), returned as the int8 Model it compiles to."""
     path = os.fspath(model)
+    qdq = False
     if output is not None:
         output = os.fspath(output)
-        if output.endswith(".onnx") and len(output) > 5:
-            raise _native.NotImplemented(f"{output}: the QDQ .onnx output is written by `systolic quantize -o "
-                                         f"{output}`; from Python, write a .plan")
-        if not (output.endswith(".plan") and len(output) > 5):
+        qdq = output.endswith(".onnx") and len(output) > 5
+        if not qdq and not (output.endswith(".plan") and len(output) > 5):
             raise _native.InvalidArgument(f"-o {output}: write a .plan (compiled int8) or an .onnx (QDQ model)")
         if not os.access(os.path.dirname(output) or ".", os.W_OK):
             raise _native.InvalidArgument(f"cannot write {output}: {os.strerror(13)}")
@@ -59,6 +101,12 @@ def quantize(model, calibration, method="minmax", output=None, *, keep_fp32=None
     if _native.model_precision(path) == "int8":
         raise _native.InvalidArgument(f"{path} is already quantized (it has QuantizeLinear/DequantizeLinear or "
                                       "QLinear ops); run it as it is, or quantize its float original")
+    if qdq:
+        if isinstance(calibration, (str, os.PathLike)):
+            calibration = [calibration]
+        _native.quantize_qdq(path, output, [os.fspath(c) for c in calibration], method, list(keep_fp32 or []),
+                             bool(reduce_range), preprocess or "")
+        return Model(_open(output, "int8", int(batch), None, use_cache=bool(cache)))
     m = Model(_open(path, "int8", int(batch), None, calibration, method, preprocess=preprocess or "",
                     keep_fp32=list(keep_fp32 or []), use_cache=bool(cache)))
     if output is not None:

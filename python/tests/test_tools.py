@@ -100,9 +100,22 @@ def test_quantize_plan_like_cli(models, tmp_path):
     assert os.path.getsize(ours) == os.path.getsize(theirs)
 
 
+def test_quantize_qdq_like_cli(models, tmp_path):
+    ours, theirs = tmp_path / "ours.onnx", tmp_path / "cli.onnx"
+    m = systolic.quantize(models["tiny"], "random:4", method="entropy", output=ours)
+    assert m.precision == "int8"
+    subprocess.run([SYSTOLIC, "quantize", models["tiny"], "--calibration", "random:4", "--method", "entropy", "-o",
+                    str(theirs)], check=True, capture_output=True)
+    assert open(ours, "rb").read() == open(theirs, "rb").read()
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32), dtype=np.float32)
+    got = systolic.InferenceSession(str(ours)).run(None, {"input": x})[0]
+    want = systolic.InferenceSession(str(theirs)).run(None, {"input": x})[0]
+    np.testing.assert_array_equal(got, want)
+
+
 def test_quantize_errors(models, tmp_path):
-    with pytest.raises(systolic.NotImplemented, match="QDQ"):
-        systolic.quantize(models["tiny"], "random:2", output=tmp_path / "q.onnx")
+    with pytest.raises(systolic.InvalidArgument, match="minmax, percentile, entropy"):
+        systolic.quantize(models["tiny"], "random:2", method="median", output=tmp_path / "q.onnx")
     with pytest.raises(systolic.InvalidArgument, match="write a .plan"):
         systolic.quantize(models["tiny"], "random:2", output=tmp_path / "q.bin")
     with pytest.raises(systolic.InvalidArgument, match="minmax, percentile, entropy"):
@@ -112,3 +125,38 @@ def test_quantize_errors(models, tmp_path):
                    capture_output=True)
     with pytest.raises(systolic.InvalidArgument, match="already quantized"):
         systolic.quantize(str(qdq), "random:2")
+
+
+def test_bench_matches_cli_keys(models):
+    path = models["tiny"]
+    want = cli_json("bench", path, "--iters", "3", "--warmup", "1", "--batch", "2", "--threads", "1", "--json")[0]
+    got = systolic.bench(path, batch=2, threads=1, instances=1, iters=3, warmup=1)
+    assert set(got) == set(want)
+    for k in ("model", "batch", "precision", "threads", "instances", "isa", "iters", "peak_name", "gflop_per_run"):
+        assert got[k] == want[k], k
+    assert 0 < got["p50_ms"] <= got["p90_ms"] <= got["p99_ms"]
+    assert got["throughput_per_s"] > 0 and got["gflops"] > 0 and got["peak_rss_bytes"] > 0
+    two = systolic.bench(systolic.compile(path, batch=1), instances=2, threads=1, iters=2, warmup=0, per_layer=True)
+    assert two["instances"] == 2 and two["threads"] == 1 and two["layers"]
+    with pytest.raises(systolic.InvalidArgument):
+        systolic.bench(path, instances=0)
+
+
+def test_tune_matches_cli_keys(models):
+    path = models["tiny"]
+    r = subprocess.run([SYSTOLIC, "tune", path, "--batches", "1,2", "--threads", "2", "--seconds-per-point", "0",
+                        "--no-svg", "--no-save", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    want = json.loads(r.stdout)  # one object, indented
+    got = systolic.tune(path, batches=[1, 2], threads=2, seconds_per_point=0, save=False)
+    assert set(got) == set(want)
+    assert set(got["table"][0]) == set(want["table"][0]) and set(got["recommended"]) == set(want["recommended"])
+    assert [(r["batch"], r["instances"], r["threads"]) for r in got["table"]] == \
+        [(r["batch"], r["instances"], r["threads"]) for r in want["table"]]
+    for k in ("model", "precision", "isa", "host", "threads", "seconds_per_point", "budgets", "saved", "svg"):
+        assert got[k] == want[k], k
+    limited = systolic.tune(path, latency_budget=1e-9, memory_budget="64M", batches=[1], threads=1,
+                            seconds_per_point=0, save=False)
+    assert limited["recommended"] is None and limited["error"] and limited["budgets"]["memory_bytes"] == 64 << 20
+    with pytest.raises(systolic.InvalidArgument):
+        systolic.tune(path, memory_budget="lots")

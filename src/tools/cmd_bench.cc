@@ -3,20 +3,16 @@
 // (GOP/s for int8) against the measured peak of the plan's precision. Without --batch,
 // --threads and --instances it runs the configuration `systolic tune` saved for the model and
 // precision on this host, if there is one.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api/benchmark.h"
 #include "api/tune_store.h"
-#include "base/cpu.h"
 #include "runtime/session.h"
 #include "sim/peak.h"
 #include "tools/commands.h"
-#include "tools/multi_instance.h"
-#include "tools/percentile.h"
 #include "tools/preprocess_flags.h"
 #include "tools/shape_flags.h"
 #include "tools/trace_json.h"
@@ -82,69 +78,33 @@ void register_bench(CLI::App& app) {
                      static_cast<long long>(c.batch), split_name({c.instances, c.threads}).c_str(), c.path.c_str());
       }
     }
-    if (t <= 0) t = std::max(1, host_cpu().cores / n);
     auto prog = load_model(*model, mo);
     if (!prog.ok()) return fail(prog.status());
-    auto inst = open_instances(*prog, n, t);
-    if (!inst.ok()) return fail(inst.status());
-    runtime::Session& s = *inst->sessions[0];
-    // Caller-owned buffers (open_instances): the timed loop (run_into) allocates nothing;
-    // with several instances each does --iters runs, all at once.
-    if (*warmup > 0)
-      if (auto w = run_instances(*inst, *warmup, 0); !w.ok()) return fail(w.status());
-    if (!trace->empty()) s.set_trace(static_cast<std::size_t>(*iters));  // preallocated; a few clock reads per step
-    auto timed = run_instances(*inst, *iters, 0);
-    if (!timed.ok()) return fail(timed.status());
-    const std::vector<double>& ms = timed->latency_ms;
-    if (!trace->empty())
-      if (Status st = write_chrome_trace(s, *trace); !st.ok()) return fail(st);
-    if (*per_layer) {
-      // A separate timed pass of the first instance alone, so per-step clock reads do not
-      // disturb the figures above.
-      s.set_trace(0);
-      s.set_profiling(true);
-      for (int i = 0; i < *iters; ++i)
-        if (Status st = s.run_into(inst->io[0].in_ptrs, inst->io[0].out_ptrs); !st.ok()) return fail(st);
+    api::BenchOptions bo;
+    bo.instances = n;
+    bo.threads = t;
+    bo.iters = *iters;
+    bo.warmup = *warmup;
+    bo.per_layer = *per_layer;
+    if (!trace->empty()) {
+      bo.trace_runs = static_cast<std::size_t>(*iters);
+      bo.after_timed = [trace](runtime::Session& s) { return write_chrome_trace(s, *trace); };
     }
-    const double p50 = percentile(ms, 0.5), p90 = percentile(ms, 0.9), p99 = percentile(ms, 0.99);
-    const int64_t b = s.program().batch;
-    const double throughput = b * static_cast<double>(timed->runs) / timed->wall_s;
-    // One instance: per-run speed; several: what they achieve together on all their threads.
-    // GFLOP/s, or GOP/s for int8 (Session::flops() counts 2 per MAC either way).
-    const double gflops = n == 1 ? s.flops() / (p50 * 1e-3) / 1e9 : s.flops() * timed->runs / timed->wall_s / 1e9;
-    const std::string& precision = s.program().precision;
-    const sim::MeasuredPeak pk = sim::measured_peak(precision, s.threads() * n);
-    const double peak = pk.g_per_s;
-    const char* unit = sim::ops_unit(precision);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    const int64_t rss = static_cast<int64_t>(ru.ru_maxrss) * 1024;
-    std::vector<runtime::Session::StepProfile> layers;
-    if (*per_layer) layers = s.profile();
+    auto r = api::bench(*prog, bo);
+    if (!r.ok()) return fail(r.status());
     if (*json) {
-      nlohmann::json j = {{"model", *model},       {"batch", b},
-                          {"precision", precision}, {"threads", s.threads()},
-                          {"instances", n},
-                          {"isa", s.program().isa}, {"iters", *iters},
-                          {"p50_ms", p50},         {"p90_ms", p90},
-                          {"p99_ms", p99},         {"throughput_per_s", throughput},
-                          {"gflops", gflops},      {"peak_gflops", peak},
-                          {"peak_name", pk.name()},
-                          {"utilization", peak > 0 ? gflops / peak : 0.0},
-                          {"gflop_per_run", s.flops() / 1e9},
-                          {"peak_rss_bytes", rss}};
-      if (*per_layer) {
-        j["layers"] = nlohmann::json::array();
-        for (const auto& l : layers) {
-          const double ms = l.runs ? l.total_ms / l.runs : 0;
-          j["layers"].push_back({{"name", l.name}, {"op", l.op}, {"kernel", l.kernel},
-                                 {"precision", sim::kernel_precision(l.kernel)}, {"ms", ms},
-                                 {"gflops", ms > 0 ? l.flops / ms / 1e6 : 0.0}});
-        }
-      }
-      std::printf("%s\n", j.dump().c_str());
+      std::printf("%s\n", api::bench_json(*r, *model, *per_layer).dump().c_str());
       return;
     }
+    runtime::Session& s = *r->inst.sessions[0];
+    const int64_t b = r->batch;
+    const double p50 = r->p50_ms, p90 = r->p90_ms, p99 = r->p99_ms, throughput = r->throughput_per_s;
+    const double gflops = r->gflops, peak = r->peak.g_per_s;
+    const sim::MeasuredPeak& pk = r->peak;
+    const std::string& precision = r->precision;
+    const char* unit = sim::ops_unit(precision);
+    const int64_t rss = r->peak_rss_bytes;
+    const std::vector<runtime::Session::StepProfile>& layers = r->layers;
     if (n == 1)
       std::printf("model       %s (batch %lld, %s, %s, %d threads)\n", model->c_str(), static_cast<long long>(b),
                   precision.c_str(), s.program().isa.c_str(), s.threads());
@@ -152,7 +112,7 @@ void register_bench(CLI::App& app) {
       std::printf("model       %s (batch %lld, %s, %s, %s)\n", model->c_str(), static_cast<long long>(b),
                   precision.c_str(), s.program().isa.c_str(), split_name({n, s.threads()}).c_str());
     std::printf("latency     p50 %.2f ms   p90 %.2f ms   p99 %.2f ms   (%lld runs)\n", p50, p90, p99,
-                static_cast<long long>(timed->runs));
+                static_cast<long long>(r->runs));
     std::printf("throughput  %.1f inferences/s\n", throughput);
     std::printf("compute     %.2f %s per run, %.1f %s/s = %.0f%% of the measured %s peak (%.0f %s/s%s%s)\n",
                 s.flops() / 1e9, unit, gflops, unit, peak > 0 ? 100 * gflops / peak : 0.0, precision.c_str(), peak, unit,

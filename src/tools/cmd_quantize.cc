@@ -7,14 +7,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 
-#include "frontend/onnx/import.h"
-#include "quantize/calibrate.h"
-#include "quantize/calibration_data.h"
+#include "api/quantize.h"
 #include "quantize/layer_report.h"
-#include "quantize/qdq_export.h"
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
 
@@ -70,54 +66,33 @@ void register_quantize(CLI::App& app) {
     if (access(out_dir.c_str(), W_OK) != 0) return fail(Err("cannot write %s: %s", out->c_str(), std::strerror(errno)));
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
-    auto g = frontend::import_onnx_file(*model);
-    if (!g.ok()) return fail(g.status());
-    if (plan::is_quantized_model(*g))
-      return fail(Err("%s is already quantized (it has QuantizeLinear/DequantizeLinear or QLinear ops); run it as it "
-                      "is, or quantize its float original", model->c_str()));
-    // The target: an int8 plan (with the image preprocessing asked for), or the QDQ model's
-    // float-input graph. Calibration runs the same model in float.
-    plan::CompileOptions co;
-    co.batch = *batch;
-    if (!qdq) co.preprocess = *preprocess;
-    PrecisionFlags pf = *prec;
-    pf.precision = "int8";
-    if (Status st = api::apply_precision(precision_request(pf), *preprocess, &co); !st.ok()) return fail(st);
-    const std::vector<std::string> sources = prec->calibration;
+    api::QuantizeRequest req;
+    req.precision = precision_request(*prec);
+    req.preprocess = *preprocess;
+    req.batch = *batch;
+    req.qdq = qdq;
     std::vector<std::string> notes;
+    auto cal = api::calibrate_model(*model, req, &notes);
+    for (const std::string& n : notes) std::fprintf(stderr, "systolic: note: calibration %s\n", n.c_str());
+    if (!cal.ok()) return fail(cal.status());
+    std::printf("calibrated %zu activations of %s (%s)\n", cal->ranges.size(), model->c_str(), prec->method.c_str());
+    const ir::Graph& g = cal->graph;
+    const plan::CompileOptions& co = cal->co;
     auto loader = [&](int limit) {
       return [&, limit](const std::vector<runtime::TensorInfo>& inputs) {
-        return quantize::load_samples(sources, inputs, co.preprocess.enabled() ? co.preprocess : *preprocess, limit,
-                                      &notes);
+        return api::calibration_samples(req, co, inputs, limit, &notes);
       };
     };
-    auto cal_prog = plan::compile(*g, quantize::calibration_options(co));
-    if (!cal_prog.ok()) return fail(Err("%s: %s", model->c_str(), cal_prog.status().message().c_str()));
-    quantize::CalibrationOptions copt;
-    quantize::parse_method(prec->method, &copt.method);
-    if (prec->progress || isatty(STDERR_FILENO))
-      copt.progress = [](int done, int total) { draw_progress("calibrating", done, total); };
-    auto ranges = quantize::calibrate(*cal_prog, loader(0), copt);
-    for (const std::string& n : notes) std::fprintf(stderr, "systolic: note: calibration %s\n", n.c_str());
-    if (!ranges.ok()) return fail(ranges.status());
-    std::printf("calibrated %zu activations of %s (%s)\n", ranges->size(), model->c_str(), prec->method.c_str());
-    co.activation_quant = std::make_shared<const quantize::QuantMap>(*ranges);
-    co.calibrate = nullptr;
     if (qdq) {
-      onnx::ModelProto m;
-      quantize::QdqExportOptions eo;
-      eo.keep_fp32.insert(prec->keep_fp32.begin(), prec->keep_fp32.end());
-      eo.reduce_range = *reduce_range;
       quantize::QdqExportStats st;
-      if (Status s = quantize::export_qdq(*model, *ranges, eo, &m, &st); !s.ok()) return fail(s);
-      std::ofstream f(*out, std::ios::binary | std::ios::trunc);
-      if (!f || !m.SerializeToOstream(&f)) return fail(Err("cannot write %s", out->c_str()));
+      if (Status s = api::write_qdq(*model, cal->ranges, prec->keep_fp32, *reduce_range, *out, &st); !s.ok())
+        return fail(s);
       std::printf("wrote %s: QDQ ONNX, %d quantized activations, %d int8 weight tensors\n", out->c_str(),
                   st.activations, st.weights);
     }
     std::shared_ptr<const plan::Program> int8;
     if (!qdq || *report) {
-      auto p = plan::compile(*g, co);
+      auto p = plan::compile(g, co);
       if (!p.ok()) return fail(Err("%s: %s", model->c_str(), p.status().message().c_str()));
       int8 = *p;
     }
@@ -129,7 +104,7 @@ void register_quantize(CLI::App& app) {
     if (*report) {
       plan::CompileOptions fo = quantize::calibration_options(co);
       fo.fuse_residual = true;
-      auto fp32 = plan::compile(*g, fo);
+      auto fp32 = plan::compile(g, fo);
       if (!fp32.ok()) return fail(fp32.status());
       notes.clear();
       auto rows = quantize::layer_report(*fp32, int8, loader(kReportSamples));

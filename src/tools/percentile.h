@@ -1,17 +1,7 @@
-// Percentiles of measured times (linear interpolation between order statistics).
+// The commands' name for the library's percentile (api/percentile.h).
 #pragma once
-#include <algorithm>
-#include <vector>
+#include "api/percentile.h"
 
 namespace systolic::tools {
-
-inline double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
+using api::percentile;
 }  // namespace systolic::tools

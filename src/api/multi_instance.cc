@@ -1,5 +1,5 @@
 // Concurrent instances: creation with allocation failures as errors, and a common start.
-#include "tools/multi_instance.h"
+#include "api/multi_instance.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <new>
 #include <thread>
 
-namespace systolic::tools {
+namespace systolic::api {
 
 Expected<Instances> open_instances(std::shared_ptr<const plan::Program> program, int count, int threads) {
   if (count < 1 || threads < 1) return Err("need at least one instance on one thread (got %d x %d)", count, threads);
@@ -77,4 +77,4 @@ Expected<InstanceRuns> run_instances(Instances& inst, int64_t min_runs, double m
   return out;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

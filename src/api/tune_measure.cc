@@ -1,7 +1,7 @@
 // Footprint estimates, the memory check before allocating, and the measured run of one
 // configuration with the process's peak RSS around it.
-#include "tools/percentile.h"
-#include "tools/tune_measure.h"
+#include "api/percentile.h"
+#include "api/tune_measure.h"
 
 #include <malloc.h>
 
@@ -12,11 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "api/multi_instance.h"
 #include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
-#include "tools/multi_instance.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 constexpr double kMiB = 1048576.0;
@@ -155,4 +155,4 @@ Expected<int64_t> parse_bytes(const std::string& s) {
   return static_cast<int64_t>(bytes);
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

@@ -1,7 +1,7 @@
 // Random input buffers for a session.
-#include "tools/random_inputs.h"
+#include "api/random_inputs.h"
 
-namespace systolic::tools {
+namespace systolic::api {
 
 IoBuffers make_io_buffers(const runtime::Session& s, uint64_t first_seed) {
   IoBuffers io;
@@ -12,4 +12,4 @@ IoBuffers make_io_buffers(const runtime::Session& s, uint64_t first_seed) {
   return io;
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api

@@ -1,12 +1,12 @@
 // Sweep control (which batch sizes and splits get measured, and when to stop) and the
 // recommendation rule.
-#include "tools/tune_sweep.h"
+#include "api/tune_sweep.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 
-namespace systolic::tools {
+namespace systolic::api {
 namespace {
 
 constexpr double kMinGain = 1.03;  // a bigger batch must beat the best so far by more than 3%
@@ -154,4 +154,4 @@ Expected<std::size_t> recommend(const std::vector<TuneRow>& rows, const Budgets&
   return Err("%s", buf);
 }
 
-}  // namespace systolic::tools
+}  // namespace systolic::api
