@@ -281,6 +281,38 @@ TEST(ServeServer, AFixedBatchModelServesOneRequestAtATime) {
   EXPECT_EQ(std::get<Error>(two).code, Code::invalid_argument);
 }
 
+TEST(ServeServer, APlanServesSmallerBatchesPadded) {
+  ModelOptions mo;
+  mo.batch = 2;
+  auto m = Model::open(tiny_model("tiny"), mo);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::string plan = testing::scratch_dir("serve") + "/tiny_b2.plan";
+  ASSERT_TRUE((*m)->save(plan).ok());
+  ServerOptions o;
+  o.models = {{"tiny", plan}};
+  o.use_tuned = false;
+  o.defaults.threads = 1;
+  auto s = Server::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(std::get<ModelMetadata>((*s)->model_metadata("tiny", "")).platform, "systolic_plan");
+  auto sess = (*m)->new_session(1);
+  ASSERT_TRUE(sess.ok());
+  const auto x = random_rows(2, 11);
+  std::vector<float> want(2 * 16);
+  ASSERT_TRUE((*sess)->run({x.data()}, {want.data()}).ok());
+  // One row alone runs padded to the plan's batch of 2; its answer is the row's own.
+  std::vector<float> first(x.begin(), x.begin() + 3 * 32 * 32);
+  Result r = infer_sync(**s, request("tiny", first, 1));
+  ASSERT_TRUE(std::holds_alternative<InferResponse>(r)) << std::get<Error>(r).message;
+  const auto& out = std::get<InferResponse>(r).outputs.at(0);
+  ASSERT_EQ(out.data.size(), 16 * sizeof(float));
+  EXPECT_EQ(std::memcmp(out.data.data(), want.data(), 16 * sizeof(float)), 0);
+  o.defaults.max_batch_size = 4;  // a plan's batch is fixed: asking for another is an error
+  auto bad = Server::create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("compiled for batch 2"), std::string::npos) << bad.status().message();
+}
+
 TEST(ServeServer, RepositoryReloadKeepsServingAndAFailedLoadKeepsTheOldVersion) {
   const std::string repo = testing::scratch_dir("serve_repo");
   write_file(repo + "/tiny/1/model.onnx", testing::tiny_conv_onnx(1));
