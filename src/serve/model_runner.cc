@@ -70,6 +70,8 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
   auto first = Model::open(src.path, o);
   if (!first.ok()) return fail(first.status());
   std::shared_ptr<Model> top = *first;
+  r->notes_ = top->report().notes;
+  if (!top->report().note.empty()) r->notes_.push_back(top->report().note);
   r->platform_ = top->report().compiled ? "onnx_onnxv1" : "systolic_plan";
   s.precision = top->precision();
   s.threads = top->threads();

@@ -55,6 +55,8 @@ class ModelRunner {
   const std::vector<TensorMeta>& inputs() const { return in_meta_; }
   const std::vector<TensorMeta>& outputs() const { return out_meta_; }
   std::string config_json() const;
+  // What opening the model had to say (int8 calibrated on random data, a cache note, ...).
+  const std::vector<std::string>& notes() const { return notes_; }
   ModelMetrics& metrics() { return metrics_; }
 
   // Validates and queues; an error means the request was not admitted (nothing queued, `done`
@@ -80,6 +82,7 @@ class ModelRunner {
   std::vector<TensorMeta> in_meta_, out_meta_;
   std::vector<std::size_t> in_row_, out_row_;  // bytes of one row
   std::vector<std::string> labels_;
+  std::vector<std::string> notes_;
   std::vector<std::unique_ptr<Worker>> workers_;
 
   std::mutex mu_;

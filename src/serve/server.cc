@@ -204,6 +204,14 @@ std::string Server::metrics_text() const {
   return render_metrics(ms);
 }
 
+std::vector<std::string> Server::load_notes() const {
+  std::vector<std::string> out;
+  std::shared_lock lock(impl_->mu);
+  for (const auto& [name, r] : impl_->models)
+    for (const std::string& n : r->notes()) out.push_back("model " + name + ": " + n);
+  return out;
+}
+
 void Server::begin_drain() { impl_->draining.store(true); }
 
 bool Server::wait_idle(std::chrono::milliseconds timeout) {

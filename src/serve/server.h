@@ -67,6 +67,9 @@ class Server {
   // Prometheus text exposition of every nv_inference_* metric.
   std::string metrics_text() const;
 
+  // "model NAME: note" for whatever loading the models had to say.
+  std::vector<std::string> load_notes() const;
+
   // SIGTERM: readiness goes false, new requests get UNAVAILABLE, admitted ones finish.
   void begin_drain();
   // Waits until nothing is queued or running, or `timeout` passes; true when idle.

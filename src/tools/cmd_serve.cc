@@ -45,6 +45,7 @@ void run_serve(const ServeArgs& a) {
 
   auto server = serve::Server::create(so);
   if (!server.ok()) return fail(server.status());
+  for (const std::string& n : (*server)->load_notes()) std::fprintf(stderr, "systolic: note: %s\n", n.c_str());
   serve::HttpOptions ho;
   ho.address = a.address;
   ho.port = a.http_port;
