@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/gpu_model.h"
 #include "sim/simulate.h"
 
 namespace systolic::sim {
@@ -29,25 +30,10 @@ int64_t memory_cycles(double onchip, double offchip, const target::Target& t) {
   return std::max(to_cycles(onchip, t.onchip_bandwidth_gbs(), t.clock_ghz), to_cycles(offchip, t.offchip_gbs, t.clock_ghz));
 }
 
-}  // namespace
-
-LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixOperands& ops,
-                      const target::Target& t, const target::PrecisionRate& rate, const SimOptions& o) {
-  LayerCost l;
-  l.name = name;
-  l.op = "conv";
-  l.matrix = true;
-  l.gemm = g;
-  const bool scalesim = o.convention == Convention::scalesim;
-  l.map = map_gemm(g, t.rows, t.cols, scalesim ? 1 : t.arrays(), t.dataflow, o.convention);
-  // A rate above one PE-MAC per cycle (int8 on v5e) shortens the streaming; below (fp32 as
-  // three bf16 passes) lengthens it.
-  l.compute_cycles = static_cast<int64_t>(std::ceil(ops.host_cycles > 0 ? ops.host_cycles : l.map.cycles / rate.macs_per_pe_cycle));
-  const double b = rate.bytes;
-  l.onchip_bytes = (l.map.stationary_elems + l.map.streamed_elems + l.map.output_elems) * b;
-
-  // Off-chip: each operand once when it fits; otherwise the cheaper of re-fetching weights per
-  // block of output rows, or re-reading the input per block of output channels.
+// Off-chip bytes of a matrix op: each operand once when the weights fit in half the on-chip
+// memory; otherwise the cheaper of re-fetching the weights per block of output rows, or
+// re-reading the input per block of output channels.
+double offchip_matrix_bytes(const GemmShape& g, const MatrixOperands& ops, const target::Target& t) {
   const double half = t.onchip_capacity() / 2.0;
   const double in = ops.input_onchip ? 0 : ops.input_bytes;
   double w_traffic = ops.weight_bytes, in_traffic = in;
@@ -61,8 +47,64 @@ LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixO
     if (a <= bb) w_traffic = ops.weight_bytes * std::ceil(rows / tm);
     else in_traffic = in * bblocks;
   }
-  l.offchip_bytes = w_traffic + in_traffic + (ops.output_onchip ? 0 : ops.output_bytes) +
-                    (ops.residual_onchip ? 0 : ops.residual_bytes);
+  return w_traffic + in_traffic + (ops.output_onchip ? 0 : ops.output_bytes) + (ops.residual_onchip ? 0 : ops.residual_bytes);
+}
+
+double peak_macs_per_cycle(const target::Target& t, const target::PrecisionRate& rate, bool one_array) {
+  return (one_array ? 1.0 : t.arrays()) * t.rows * t.cols * rate.macs_per_pe_cycle;
+}
+
+// A GPU: the CTA tiling decides the tensor-core cycles and the L2 -> SM stream; the L2 is the
+// on-chip level that decides what stays between layers and what comes from HBM.
+LayerCost cost_gpu_matrix(const std::string& name, const GemmShape& g, const MatrixOperands& ops,
+                          const target::Target& t, const target::PrecisionRate& rate, const SimOptions& o) {
+  LayerCost l;
+  l.name = name;
+  l.op = "conv";
+  l.matrix = true;
+  l.gemm = g;
+  const double out_bytes = g.m * g.n * g.groups > 0 ? ops.output_bytes / (double(g.m) * g.n * g.groups) : rate.bytes;
+  const GpuTiling tl = gpu_tile_gemm(g, t, rate, out_bytes > 0 ? out_bytes : rate.bytes);
+  l.map.sr = g.m;
+  l.map.sc = g.n;
+  l.map.t = g.k;
+  l.map.folds = tl.tiles;
+  l.map.split = tl.split_k;
+  l.map.mapping_eff = tl.mapping_eff;
+  l.compute_cycles = static_cast<int64_t>(std::ceil(tl.compute_cycles));
+  l.map.cycles = l.compute_cycles;
+  l.map.compute_util = l.compute_cycles > 0 ? double(g.macs()) / (peak_macs_per_cycle(t, rate, false) * l.compute_cycles) : 0;
+  l.detail = tl.label();
+  l.onchip_bytes = tl.l2_bytes;
+  l.offchip_bytes = offchip_matrix_bytes(g, ops, t);
+  l.memory_cycles = memory_cycles(l.onchip_bytes, l.offchip_bytes, t);
+  finish_layer(&l, t, o, 0);
+  return l;
+}
+
+}  // namespace
+
+LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixOperands& ops,
+                      const target::Target& t, const target::PrecisionRate& rate, const SimOptions& o) {
+  const bool scalesim = o.convention == Convention::scalesim;
+  if (t.gpu.enabled && !scalesim && ops.host_cycles <= 0) {
+    LayerCost l = cost_gpu_matrix(name, g, ops, t, rate, o);
+    l.util = l.total_cycles > 0 ? double(g.macs()) / (peak_macs_per_cycle(t, rate, false) * l.total_cycles) : 0;
+    return l;
+  }
+  LayerCost l;
+  l.name = name;
+  l.op = "conv";
+  l.matrix = true;
+  l.gemm = g;
+  l.map = map_gemm(g, t.rows, t.cols, scalesim ? 1 : t.arrays(), t.dataflow, o.convention);
+  // A rate above one PE-MAC per cycle (int8 on v5e) shortens the streaming; below (fp32 as
+  // three bf16 passes) lengthens it.
+  l.compute_cycles = static_cast<int64_t>(std::ceil(ops.host_cycles > 0 ? ops.host_cycles : l.map.cycles / rate.macs_per_pe_cycle));
+  const double b = rate.bytes;
+  l.onchip_bytes = (l.map.stationary_elems + l.map.streamed_elems + l.map.output_elems) * b;
+
+  l.offchip_bytes = offchip_matrix_bytes(g, ops, t);
   l.memory_cycles = memory_cycles(l.onchip_bytes, l.offchip_bytes, t);
   // Before the first fold can start, its stationary tile must arrive.
   const int64_t prologue = to_cycles(static_cast<double>(t.rows) * t.cols * b, t.offchip_gbs, t.clock_ghz);
@@ -73,6 +115,7 @@ LayerCost cost_matrix(const std::string& name, const GemmShape& g, const MatrixO
     l.stall_cycles = l.total_cycles - l.compute_cycles;
     l.time_us = l.total_cycles / (t.clock_ghz * 1e3);
   }
+  l.util = l.total_cycles > 0 ? double(g.macs()) / (peak_macs_per_cycle(t, rate, scalesim) * l.total_cycles) : 0;
   return l;
 }
 

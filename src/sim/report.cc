@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
 
 namespace systolic::sim {
 namespace {
@@ -24,8 +25,8 @@ std::string mib(double b) { return fmt("%.2f MiB", b / 1048576.0); }
 }  // namespace
 
 std::string format_layers(const SimReport& r) {
-  std::string s = fmt("%-30s %-7s %-26s %7s %12s %10s %6s %6s %-8s %s\n", "layer", "op", "gemm MxKxN (groups)", "folds",
-                      "cycles", "time us", "util", "map", "bound", "fused");
+  std::string s = fmt("%-30s %-7s %-10s %-26s %7s %12s %10s %6s %6s %-8s %s\n", "layer", "op", "prec", "gemm MxKxN (groups)",
+                      "folds", "cycles", "time us", "util", "map", "bound", "fused");
   for (const auto& l : r.layers) {
     std::string shape = "-", folds = "-", map = "-";
     if (l.matrix) {
@@ -35,10 +36,14 @@ std::string format_layers(const SimReport& r) {
       folds = std::to_string(l.map.folds);
       map = fmt("%.0f%%", 100 * l.map.mapping_eff);
     }
-    const double util = l.matrix && l.total_cycles > 0 ? 100.0 * l.map.compute_util * l.map.cycles / l.total_cycles : 0;
-    s += fmt("%-30s %-7s %-26s %7s %12lld %10.2f %5.1f%% %6s %-8s %s\n", l.name.substr(0, 30).c_str(), l.op.c_str(),
-             shape.c_str(), folds.c_str(), static_cast<long long>(l.total_cycles), l.time_us, util, map.c_str(),
-             l.bound.c_str(), l.fused.c_str());
+    std::string fused = l.fused;
+    if (!l.detail.empty()) fused += (fused.empty() ? "" : "  ") + std::string("[") + l.detail + "]";
+    // The matrix unit's precision; "int8>bf16" where the plan's int8 layer ran at the bf16 rate.
+    std::string prec = l.precision.empty() ? "-" : l.precision;
+    if (!l.plan_precision.empty() && l.plan_precision != l.precision) prec = l.plan_precision + ">" + l.precision;
+    s += fmt("%-30s %-7s %-10s %-26s %7s %12lld %10.2f %5.1f%% %6s %-8s %s\n", l.name.substr(0, 30).c_str(), l.op.c_str(),
+             prec.c_str(), shape.c_str(), folds.c_str(), static_cast<long long>(l.total_cycles), l.time_us, 100 * l.util,
+             map.c_str(), l.bound.c_str(), fused.c_str());
   }
   return s;
 }
@@ -47,8 +52,14 @@ std::string format_totals(const SimReport& r) {
   int compute = 0, memory = 0, overhead = 0;
   for (const auto& l : r.layers) (l.bound == "compute" ? compute : l.bound == "memory" ? memory : overhead)++;
   std::string s;
+  std::map<std::string, int> by_prec;
+  for (const auto& l : r.layers)
+    if (l.matrix) by_prec[l.precision]++;
+  std::string precs;
+  for (const auto& [p, n] : by_prec) precs += fmt("%s%d %s", precs.empty() ? "" : ", ", n, p.c_str());
   s += fmt("target      %s (%s, batch %lld, %s cycle model)\n", r.target.c_str(), r.precision.c_str(),
            static_cast<long long>(r.batch), r.convention.c_str());
+  if (!precs.empty()) s += "precision   matrix layers at " + precs + "\n";
   s += fmt("latency     %.3f ms per batch (%lld cycles, %lld stalled)\n", r.latency_us / 1e3,
            static_cast<long long>(r.total_cycles), static_cast<long long>(r.stall_cycles));
   s += fmt("throughput  %.1f inferences/s\n", r.throughput_per_s);
@@ -77,6 +88,10 @@ nlohmann::json report_json(const SimReport& r, bool with_layers) {
                       {"onchip_bytes", r.onchip_bytes},
                       {"offchip_bytes", r.offchip_bytes},
                       {"notes", r.notes}};
+  const BoundShare b = bound_share(r);
+  j["bound"] = b.bound;
+  j["bound_share"] = b.share;
+  j["layers_by_bound"] = {{"compute", b.compute}, {"memory", b.memory}, {"overhead", b.overhead}};
   if (!with_layers) return j;
   j["layers"] = nlohmann::json::array();
   for (const auto& l : r.layers) {
@@ -91,10 +106,11 @@ nlohmann::json report_json(const SimReport& r, bool with_layers) {
                         {"onchip_bytes", l.onchip_bytes},
                         {"offchip_bytes", l.offchip_bytes},
                         {"mapping_efficiency_pct", l.matrix ? 100 * l.map.mapping_eff : 0.0},
-                        {"compute_util_pct", l.matrix && l.total_cycles > 0
-                                                 ? 100.0 * l.map.compute_util * l.map.cycles / l.total_cycles
-                                                 : 0.0}};
+                        {"compute_util_pct", 100 * l.util}};
+    if (!l.detail.empty()) x["tiling"] = l.detail;
     if (l.matrix) {
+      x["precision"] = l.precision;
+      x["plan_precision"] = l.plan_precision.empty() ? l.precision : l.plan_precision;
       x["gemm"] = {{"m", l.gemm.m}, {"k", l.gemm.k}, {"n", l.gemm.n}, {"groups", l.gemm.groups}};
       x["folds"] = l.map.folds;
       x["fused"] = l.fused;
@@ -102,6 +118,52 @@ nlohmann::json report_json(const SimReport& r, bool with_layers) {
     j["layers"].push_back(x);
   }
   return j;
+}
+
+BoundShare bound_share(const SimReport& r) {
+  BoundShare b;
+  double t[3] = {0, 0, 0}, total = 0;
+  for (const auto& l : r.layers) {
+    const int k = l.bound == "compute" ? 0 : l.bound == "memory" ? 1 : 2;
+    (k == 0 ? b.compute : k == 1 ? b.memory : b.overhead)++;
+    t[k] += double(l.total_cycles);
+    total += double(l.total_cycles);
+  }
+  const int k = t[0] >= t[1] && t[0] >= t[2] ? 0 : t[1] >= t[2] ? 1 : 2;
+  b.bound = k == 0 ? "compute" : k == 1 ? "memory" : "overhead";
+  b.share = total > 0 ? t[k] / total : 0;
+  return b;
+}
+
+std::string svg_bars(const std::string& title, const std::string& y_label, const std::vector<ChartBar>& bars) {
+  const double L = 80, R = 20, T = 40, B = 80, slot = 120;
+  const double W = L + R + slot * std::max<std::size_t>(1, bars.size()), H = 420;
+  double ymax = 0;
+  for (const auto& b : bars) ymax = std::max(ymax, b.value);
+  if (ymax <= 0) ymax = 1;
+  auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+                      "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+  s += fmt("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s</text>\n", L, title.c_str());
+  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T, L, H - B);
+  for (int i = 0; i <= 4; ++i) {
+    const double y = ymax * i / 4;
+    s += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, py(y) + 4, y);
+  }
+  s += fmt("<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n", (T + H - B) / 2,
+           (T + H - B) / 2, y_label.c_str());
+  for (std::size_t k = 0; k < bars.size(); ++k) {
+    const double x = L + slot * k + slot * 0.15, w = slot * 0.7, cx = x + w / 2;
+    s += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, py(bars[k].value), w,
+             H - B - py(bars[k].value), colors[k % 8]);
+    s += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", cx, py(bars[k].value) - 4, bars[k].value);
+    s += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", cx, H - B + 16, bars[k].label.c_str());
+    s += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n", cx, H - B + 32,
+             bars[k].note.c_str());
+  }
+  return s + "</svg>\n";
 }
 
 std::string svg_chart(const std::string& title, const std::string& x_label, const std::string& y_label,

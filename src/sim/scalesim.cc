@@ -86,6 +86,7 @@ Expected<SimReport> simulate_topology(const std::vector<TopologyLayer>& layers, 
     ops.weight_bytes = static_cast<double>(g.k) * g.n * b;
     ops.output_bytes = static_cast<double>(g.m) * g.n * b;
     r.layers.push_back(cost_matrix(l.name, g, ops, t, *rate, o));
+    r.layers.back().precision = rate->name;
   }
   finish_report(&r, t, *rate);
   return r;

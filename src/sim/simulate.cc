@@ -1,6 +1,7 @@
 // Walks a compiled plan: each Conv (Gemm/MatMul became 1x1 convs) is a GEMM on the arrays,
 // epilogue ops fused into it cost nothing, other ops run on the vector unit or are free.
 #include <algorithm>
+#include <map>
 
 #include "interp/nn_geometry.h"
 #include "sim/host_conv.h"
@@ -21,6 +22,10 @@ std::string fused_label(const ir::Node& n) {
   std::string f = n.in(2) >= 0 ? "bias" : "";
   if (n.in(3) >= 0) f += std::string(f.empty() ? "" : "+") + "add";
   if (n.has("act") && n.i("act", 0) != 0) f += std::string(f.empty() ? "" : "+") + act_label(n.i("act", 0));
+  // An int8 conv's epilogue requantizes to its consumer's u8 (or dequantizes to float); a bf16
+  // plan's producer rounds what a bf16 conv reads next.
+  if (n.has("q_scale")) f += std::string(f.empty() ? "" : "+") + (n.i("q_out_f32", 0) ? "dequant" : "requant");
+  if (n.i("bf16_out", 0) != 0) f += std::string(f.empty() ? "" : "+") + "round_bf16";
   return f;
 }
 
@@ -39,8 +44,8 @@ struct Walk {
   const plan::Program& p;
   const target::Target& t;
   const SimOptions& o;
-  int bytes;
-  double scale;  // requested batch / plan batch
+  int forced_bytes;  // every tensor at this size (a precision the options force), or 0: as the plan stores it
+  double scale;      // requested batch / plan batch
   std::vector<bool> onchip;
 
   double elems(int id) const {
@@ -49,9 +54,47 @@ struct Walk {
     if (!x.is_const() && !x.shape.empty() && x.shape[0] == p.batch) n *= scale;
     return n;
   }
-  double tbytes(int id) const { return id < 0 ? 0 : elems(id) * bytes; }
+  // Bytes per element as the plan keeps the tensor: u8 activations of an int8 plan 1, float
+  // ones 4, except in a bf16 plan, whose activations an accelerator would store as bf16 (the CPU
+  // plan keeps them in float, rounded to bf16 values).
+  int elem_bytes(int id) const {
+    if (forced_bytes > 0) return forced_bytes;
+    const ir::DType d = p.graph.t(id).dtype;
+    if (d == ir::DType::f32) return p.precision == "bf16" ? 2 : 4;
+    const int b = static_cast<int>(ir::dtype_size(d));
+    return b > 0 ? b : 4;
+  }
+  double tbytes(int id) const { return id < 0 ? 0 : elems(id) * elem_bytes(id); }
   bool resident(int id) const { return id >= 0 && (p.graph.t(id).is_const() ? false : onchip[id]); }
 };
+
+// The precision a matrix node of the plan computes in: int8 (u8 activations, s8 weights), bf16
+// (lower_bf16's mark) or fp32.
+std::string node_precision(const ir::Graph& g, const ir::Node& n) {
+  const int x = n.in(0);
+  if (x >= 0 && (g.t(x).dtype == ir::DType::u8 || g.t(x).dtype == ir::DType::i8)) return "int8";
+  if (n.op == ir::Op::Conv && n.i("bf16", 0) != 0) return "bf16";
+  return "fp32";
+}
+
+int precision_bytes(const std::string& p) { return p == "int8" ? 1 : p == "bf16" ? 2 : 4; }
+
+// The rate a layer of `want` precision runs at on `t`: its own where the matrix unit has it;
+// else the cheapest precision that holds its values exactly (int8 values are exact in bf16,
+// bf16 in fp32); else, as resolve_precision does, the default precision's rate.
+target::PrecisionRate layer_rate(const target::Target& t, const std::string& want, std::string* used_for) {
+  if (const auto* r = t.rate(want)) return *r;
+  for (const char* sub : {"bf16", "fp32"}) {
+    if (want == "fp32" || (want == "bf16" && std::string(sub) == "bf16")) continue;
+    if (const auto* r = t.rate(sub)) {
+      *used_for = sub;
+      return *r;
+    }
+  }
+  target::PrecisionRate r = *t.rate(t.default_precision);
+  *used_for = r.name;
+  return r;
+}
 
 Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string* label, kernels::ConvParams* conv) {
   const ir::Graph& gr = w.p.graph;
@@ -129,7 +172,18 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
   SimReport r;
   auto rate = begin_report(t, o, p.batch, &r);
   if (!rate.ok()) return rate.status();
-  Walk w{p, t, o, rate->bytes, static_cast<double>(r.batch) / std::max<int64_t>(1, p.batch), {}};
+  // Without a forced precision every matrix layer runs in the plan's own precision for it.
+  const bool forced = !o.precision.empty();
+  if (!forced) {
+    r.notes.clear();
+    r.precision = p.precision;
+    if (!t.rate(t.default_precision))
+      return Err("target %s has no rate for its default precision %s", t.name.c_str(), t.default_precision.c_str());
+  }
+  std::map<std::string, int> substituted;        // "int8 as bf16" -> layers
+  std::map<std::string, double> macs_by_rate;    // effective precision -> MACs
+  std::map<std::string, target::PrecisionRate> rates;
+  Walk w{p, t, o, forced ? rate->bytes : 0, static_cast<double>(r.batch) / std::max<int64_t>(1, p.batch), {}};
   // Activations no larger than a quarter of on-chip memory stay there between producer and
   // consumers (graph inputs arrive from, and outputs leave to, off-chip memory).
   const ir::Graph& g = p.graph;
@@ -139,6 +193,22 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
     w.onchip[i] = !g.tensors[i].is_const() && w.tbytes(static_cast<int>(i)) <= keep;
   for (int id : g.inputs) w.onchip[id] = false;
   for (int id : g.outputs) w.onchip[id] = false;
+  // A free op (a reshape; a layout Reorder an accelerator's compiler folds away) moves no data:
+  // its output is where its input is, so a graph input or output behind one still crosses
+  // off-chip (the first conv reads the image from HBM, the last one writes the logits there).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const ir::Node& n : g.nodes) {
+      if (!is_free(n.op, t) || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) continue;
+      const int in = n.inputs[0], out = n.outputs[0];
+      if (g.t(in).is_const()) continue;
+      const bool both = w.onchip[in] && w.onchip[out];
+      if (w.onchip[in] != both || w.onchip[out] != both) {
+        w.onchip[in] = w.onchip[out] = both;
+        changed = true;
+      }
+    }
+  }
 
   // Host: do the plan's conv weights stay in the L3 from one run to the next?
   double weight_total = 0;
@@ -176,16 +246,20 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
         r.layers.push_back(std::move(l));
         continue;
       }
+      const std::string plan_prec = forced ? rate->name : node_precision(g, n);
+      std::string used;
+      const target::PrecisionRate lrate = forced ? *rate : layer_rate(t, plan_prec, &used);
+      if (!used.empty()) ++substituted[plan_prec + " as " + used];
       MatrixOperands ops;
       if (n.op == ir::Op::Conv && n.s("kernel", "").find("igemm") != std::string::npos) {
-        double step = 1.0 / rate->macs_per_pe_cycle;
+        double step = 1.0 / lrate.macs_per_pe_cycle;
         const target::Target tk = host_conv_for_kernel(t, n.s("kernel", ""), &step);
         ops.host_cycles = host_conv_time(cp, tk, step, weights_from_dram, n.in(3) >= 0).cycles;
       } else if (const int tile = n.op == ir::Op::Conv ? winograd_tile_of(n.s("kernel", "")) : 0)
-        ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / rate->macs_per_pe_cycle, weights_from_dram).cycles;
+        ops.host_cycles = host_winograd_time(cp, tile, t, 1.0 / lrate.macs_per_pe_cycle, weights_from_dram).cycles;
       ops.input_bytes = w.tbytes(n.in(0));
       ops.input_onchip = w.resident(n.in(0));
-      ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * w.bytes;
+      ops.weight_bytes = static_cast<double>(gs.k) * gs.n * gs.groups * (forced ? rate->bytes : precision_bytes(plan_prec));
       if (n.op == ir::Op::MatMul && !g.t(n.in(1)).is_const()) {
         ops.input_bytes += w.tbytes(n.in(1));
         ops.weight_bytes = 0;
@@ -196,9 +270,13 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
         ops.residual_bytes = w.tbytes(n.in(3));
         ops.residual_onchip = w.resident(n.in(3));
       }
-      LayerCost l = cost_matrix(name, gs, ops, t, *rate, o);
+      LayerCost l = cost_matrix(name, gs, ops, t, lrate, o);
       l.op = label;
       l.fused = fused_label(n);
+      l.precision = lrate.name;
+      l.plan_precision = plan_prec;
+      macs_by_rate[lrate.name] += static_cast<double>(gs.macs());
+      rates[lrate.name] = lrate;
       r.layers.push_back(std::move(l));
       continue;
     }
@@ -219,7 +297,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
     double stream = 0;
     if (n.op == ir::Op::Reorder && t.reorder_elem_ns > 0 && !n.outputs.empty() && n.outputs[0] >= 0) {
       const ir::Tensor& out = g.t(n.outputs[0]);
-      const double elems = w.tbytes(n.outputs[0]) / std::max<std::size_t>(1, ir::dtype_size(out.dtype));
+      const double elems = w.elems(n.outputs[0]);
       const double bytes_ns = t.vector_gbs > 0 ? on / t.vector_gbs : 0;  // bytes / (GB/s) = ns
       stream = std::max(bytes_ns, elems * t.reorder_elem_ns) * t.clock_ghz;
     }
@@ -233,7 +311,23 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
     }
     r.layers.push_back(std::move(l));
   }
-  finish_report(&r, t, *rate);
+  if (forced || rates.empty()) {
+    finish_report(&r, t, *rate);
+    return r;
+  }
+  for (const auto& [what, count] : substituted) {
+    const std::string from = what.substr(0, what.find(' ')), to = what.substr(what.rfind(' ') + 1);
+    r.notes.push_back(t.name + " has no " + from + " matrix rate: the plan's " + std::to_string(count) + " " + from +
+                      " layer" + (count == 1 ? "" : "s") + " run at its " + to + " rate" +
+                      (from == "int8" && to == "bf16" ? " (8-bit values are exact in bf16)"
+                       : from != "fp32" && to == "fp32" ? " (exact)" : "") +
+                      "; operands keep the plan's sizes in memory");
+  }
+  // Utilization against the peak of the precision that carries most of the MACs.
+  std::string dominant = rates.begin()->first;
+  for (const auto& [name, macs] : macs_by_rate)
+    if (macs > macs_by_rate[dominant]) dominant = name;
+  finish_report(&r, t, rates[dominant]);
   return r;
 }
 

@@ -12,7 +12,10 @@
 namespace systolic::sim {
 
 struct SimOptions {
-  std::string precision;       // empty: the target's default
+  // Empty: each matrix layer in the plan's precision for it (int8, bf16 or fp32), tensors at the
+  // sizes the plan stores them. Set: every matrix layer at this precision and every tensor at
+  // its size (what a SCALE-Sim topology, which has no precision, and the host check use).
+  std::string precision;
   int64_t batch = 0;           // 0: the plan's; otherwise activations rescale to this batch
   Convention convention = Convention::native;
   bool double_buffer = true;   // transfers overlap compute
@@ -32,11 +35,17 @@ struct LayerCost {
   int64_t stall_cycles = 0;    // total - compute
   double onchip_bytes = 0, offchip_bytes = 0;
   double time_us = 0;
+  double util = 0;             // matrix ops: MACs / (peak MACs per cycle at the layer's rate x total cycles)
   std::string bound;           // "compute", "memory" or "overhead"
+  std::string detail;          // how it mapped where the table has no column for it (a GPU's CTA tiling)
+  // Matrix ops: the precision the matrix unit ran and the one the plan computes the layer in
+  // (they differ where the target lacks the plan's: int8 layers on a bf16-only TPU v3).
+  std::string precision, plan_precision;
 };
 
 struct SimReport {
-  std::string target, precision, convention;
+  std::string target, convention;
+  std::string precision;  // the plan's (or the forced one)
   int64_t batch = 1;
   std::vector<LayerCost> layers;
   int64_t total_cycles = 0, compute_cycles = 0, stall_cycles = 0;

@@ -1,7 +1,9 @@
 // Built-in targets: Google TPU generations (published figures, see docs/simulator.md for
-// sources and the assumptions behind the unpublished ones) and the host CPU.
+// sources and the assumptions behind the unpublished ones), the GPUs (gpu_presets.cc) and the
+// host CPU.
 #include <algorithm>
 
+#include "target/gpu_presets.h"
 #include "target/target.h"
 
 namespace systolic::target {
@@ -110,7 +112,10 @@ Target tpu_v6e() {
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "host"};
+  std::vector<std::string> names = {"tpu-v1", "tpu-v2", "tpu-v3", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"};
+  for (const auto& g : gpu_preset_names()) names.push_back(g);
+  names.push_back("host");
+  return names;
 }
 
 Expected<Target> builtin_preset(const std::string& name) {
@@ -122,6 +127,7 @@ Expected<Target> builtin_preset(const std::string& name) {
   if (name == "tpu-v5p") return tpu_v5p();
   if (name == "tpu-v6e") return tpu_v6e();
   if (name == "host") return host_target(host_cpu(), 0);
+  if (auto g = gpu_preset(name)) return *g;
   std::string names;
   for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
   return Err("unknown target '%s' (built-in: %s, or a .json file)", name.c_str(), names.c_str());

@@ -22,6 +22,34 @@ struct PrecisionRate {
   std::string name;  // "bf16", "int8", "fp32"
   double macs_per_pe_cycle = 1;
   int bytes = 2;
+  // A GPU's tensor-core MMA instruction for this precision, M x N x K per warp (mma.sync
+  // m16n8k16 for bf16, m16n8k32 for int8, m16n8k8 for tf32); K is what a GEMM's reduction is
+  // padded to. Zeros: not a tensor-core precision (or not a GPU).
+  int mma_m = 0, mma_n = 0, mma_k = 0;
+};
+
+// A GPU (Target::gpu): how a conv or GEMM tiles onto its SMs (sim/gpu_model.h). The SMs are
+// Target::cores, their tensor cores Target::arrays_per_core, one tensor core's dense MACs per
+// cycle rows x cols x macs_per_pe_cycle; the L2 is the on-chip level.
+struct GpuModel {
+  bool enabled = false;
+  // Thread-block (CTA) tiles the kernel library picks from, M x N; the best one is taken per
+  // layer (TensorRT and cuDNN time their tactics and keep the fastest).
+  std::vector<std::array<int, 2>> cta_tiles;
+  int k_stage_bytes = 64;    // K bytes per pipeline stage (bk = this / operand bytes)
+  int stages = 3;            // shared-memory pipeline depth
+  int64_t smem_per_sm = 0;   // shared memory a kernel may use per SM
+  int64_t regs_per_sm = 256 << 10;  // register file per SM, bytes
+  int max_ctas_per_sm = 4;
+  // A warp's share of the CTA tile (CUTLASS's warp tile): what each warp reads from shared
+  // memory per K step, at smem_bytes_per_cycle per SM, is what small CTA tiles wait on.
+  int warp_m = 64, warp_n = 64;
+  double smem_bytes_per_cycle = 128;
+  // Per CTA tile beyond its K loop, core-cycles: the pipeline's first loads (DRAM latency
+  // order) before the tensor cores start; other CTAs on the SM hide it when they can.
+  double tile_prologue_cycles = 600;
+  double store_bytes_per_cycle = 128;  // per SM: the epilogue's writes of a tile's outputs
+  int split_k_max = 16;                // the most K slices a small GEMM is cut into
 };
 
 // One on-chip memory level (innermost first): capacity per chip and bandwidth to the arrays.
@@ -112,6 +140,7 @@ struct Target {
   // ns per element on a 2-core Zen 5, five times its bytes at the memcpy bandwidth.
   double reorder_elem_ns = 0;
   HostConvModel host_conv;  // enabled only on the measured host (`--check`)
+  GpuModel gpu;             // enabled on GPU presets (a100-*, h100-sxm, h200)
 
   int arrays() const { return cores * arrays_per_core; }
   // The rate for `precision`, or null when the target has none.
@@ -124,7 +153,8 @@ struct Target {
   double onchip_bandwidth_gbs() const;
 };
 
-// Built-in preset names: tpu-v1 ... tpu-v6e and "host".
+// Built-in preset names: tpu-v1 ... tpu-v6e, the GPUs (a100-sxm4-40gb, a100-sxm4-80gb,
+// h100-sxm, h200) and "host"; "a100" is also accepted for a100-sxm4-80gb, "h100" for h100-sxm.
 std::vector<std::string> preset_names();
 // A built-in preset, or a JSON file when `name_or_path` ends in .json.
 // `host_peak_gflops` is the measured fp32 peak used for the host preset (0: nominal 3 GHz).

@@ -43,6 +43,57 @@ Status get_bytes(const json& v, const std::string& key, const std::string& where
   return field_error(where, key, "a byte count or a size string like \"28MiB\"");
 }
 
+// "gpu": {"cta_tiles": [[128, 128], ...], "stages": 3, ...}: GpuModel's fields, each optional.
+Status gpu_from_json(const json& g, const std::string& where, GpuModel* m) {
+  if (!g.is_object()) return field_error(where, "gpu", "an object (cta_tiles, stages, smem_per_sm, ...)");
+  static const std::set<std::string> known = {"cta_tiles", "k_stage_bytes", "stages", "smem_per_sm", "regs_per_sm",
+                                              "max_ctas_per_sm", "warp_tile", "smem_bytes_per_cycle",
+                                              "tile_prologue_cycles", "store_bytes_per_cycle", "split_k_max"};
+  for (auto it = g.begin(); it != g.end(); ++it)
+    if (!known.count(it.key())) return Err("%s: unknown field \"gpu.%s\"", where.c_str(), it.key().c_str());
+  m->enabled = true;
+  auto pair = [&](const json& v, std::array<int, 2>* out) {
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+        v[0].get<int>() <= 0 || v[1].get<int>() <= 0)
+      return false;
+    *out = {v[0].get<int>(), v[1].get<int>()};
+    return true;
+  };
+  if (g.contains("cta_tiles")) {
+    const json& c = g["cta_tiles"];
+    if (!c.is_array() || c.empty()) return field_error(where, "gpu.cta_tiles", "a list of [M, N] tiles");
+    m->cta_tiles.clear();
+    for (const auto& v : c) {
+      std::array<int, 2> tile{};
+      if (!pair(v, &tile)) return field_error(where, "gpu.cta_tiles", "a list of [M, N] tiles");
+      m->cta_tiles.push_back(tile);
+    }
+  }
+  if (g.contains("warp_tile")) {
+    std::array<int, 2> w{};
+    if (!pair(g["warp_tile"], &w)) return field_error(where, "gpu.warp_tile", "[M, N]");
+    m->warp_m = w[0];
+    m->warp_n = w[1];
+  }
+  const std::string w = where + " gpu";
+  SYSTOLIC_RETURN_IF_ERROR(get_int(g, "k_stage_bytes", w, &m->k_stage_bytes));
+  SYSTOLIC_RETURN_IF_ERROR(get_int(g, "stages", w, &m->stages));
+  SYSTOLIC_RETURN_IF_ERROR(get_int(g, "max_ctas_per_sm", w, &m->max_ctas_per_sm));
+  SYSTOLIC_RETURN_IF_ERROR(get_int(g, "split_k_max", w, &m->split_k_max));
+  SYSTOLIC_RETURN_IF_ERROR(get_positive(g, "smem_bytes_per_cycle", w, &m->smem_bytes_per_cycle));
+  SYSTOLIC_RETURN_IF_ERROR(get_positive(g, "store_bytes_per_cycle", w, &m->store_bytes_per_cycle));
+  if (g.contains("tile_prologue_cycles")) {
+    if (!g["tile_prologue_cycles"].is_number() || g["tile_prologue_cycles"].get<double>() < 0)
+      return field_error(where, "gpu.tile_prologue_cycles", "a number >= 0");
+    m->tile_prologue_cycles = g["tile_prologue_cycles"].get<double>();
+  }
+  if (g.contains("smem_per_sm")) SYSTOLIC_RETURN_IF_ERROR(get_bytes(g["smem_per_sm"], "gpu.smem_per_sm", where, &m->smem_per_sm));
+  if (g.contains("regs_per_sm")) SYSTOLIC_RETURN_IF_ERROR(get_bytes(g["regs_per_sm"], "gpu.regs_per_sm", where, &m->regs_per_sm));
+  if (m->cta_tiles.empty()) return field_error(where, "gpu.cta_tiles", "given (no base GPU preset to take them from)");
+  if (m->smem_per_sm <= 0) return field_error(where, "gpu.smem_per_sm", "given (no base GPU preset to take it from)");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Expected<Target> target_from_json_text(const std::string& text, const std::string& where) {
@@ -52,7 +103,7 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
   static const std::set<std::string> known = {
       "name", "base", "description", "source", "cores", "arrays_per_core", "rows", "cols", "array",
       "dataflow", "clock_ghz", "precisions", "default_precision", "on_chip", "offchip_gbs",
-      "offchip_capacity", "vector_elems_per_cycle", "launch_overhead_us"};
+      "offchip_capacity", "vector_elems_per_cycle", "launch_overhead_us", "gpu"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key())) return Err("%s: unknown field \"%s\"", where.c_str(), it.key().c_str());
   if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
@@ -106,6 +157,15 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
       if (!it->is_object()) return field_error(where, key, "an object");
       SYSTOLIC_RETURN_IF_ERROR(get_positive(*it, "macs_per_pe_cycle", where + " " + key, &r.macs_per_pe_cycle));
       SYSTOLIC_RETURN_IF_ERROR(get_int(*it, "bytes", where + " " + key, &r.bytes));
+      if (it->contains("mma")) {  // a GPU's MMA shape, [m, n, k]
+        const json& m = (*it)["mma"];
+        if (!m.is_array() || m.size() != 3 || !m[0].is_number_integer() || !m[1].is_number_integer() ||
+            !m[2].is_number_integer() || m[0].get<int>() <= 0 || m[1].get<int>() <= 0 || m[2].get<int>() <= 0)
+          return field_error(where, key + ".mma", "[m, n, k], three positive integers");
+        r.mma_m = m[0].get<int>();
+        r.mma_n = m[1].get<int>();
+        r.mma_k = m[2].get<int>();
+      }
       t.precisions.push_back(r);
     }
   }
@@ -124,6 +184,7 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
       t.on_chip.push_back(l);
     }
   }
+  if (j.contains("gpu")) SYSTOLIC_RETURN_IF_ERROR(gpu_from_json(j["gpu"], where, &t.gpu));
   if (t.precisions.empty()) return Err("%s: no \"precisions\" given and no \"base\" preset to take them from", where.c_str());
   if (!t.rate(t.default_precision))
     return Err("%s: default_precision \"%s\" is not among the target's precisions", where.c_str(), t.default_precision.c_str());
@@ -155,7 +216,24 @@ std::string target_to_json(const Target& t) {
             {"vector_elems_per_cycle", t.vector_elems_per_cycle},
             {"launch_overhead_us", t.launch_overhead_us}};
   j["precisions"] = json::object();
-  for (const auto& p : t.precisions) j["precisions"][p.name] = {{"macs_per_pe_cycle", p.macs_per_pe_cycle}, {"bytes", p.bytes}};
+  for (const auto& p : t.precisions) {
+    j["precisions"][p.name] = {{"macs_per_pe_cycle", p.macs_per_pe_cycle}, {"bytes", p.bytes}};
+    if (p.mma_k > 0) j["precisions"][p.name]["mma"] = {p.mma_m, p.mma_n, p.mma_k};
+  }
+  if (t.gpu.enabled) {
+    const GpuModel& g = t.gpu;
+    j["gpu"] = {{"cta_tiles", g.cta_tiles},
+                {"k_stage_bytes", g.k_stage_bytes},
+                {"stages", g.stages},
+                {"smem_per_sm", g.smem_per_sm},
+                {"regs_per_sm", g.regs_per_sm},
+                {"max_ctas_per_sm", g.max_ctas_per_sm},
+                {"warp_tile", {g.warp_m, g.warp_n}},
+                {"smem_bytes_per_cycle", g.smem_bytes_per_cycle},
+                {"tile_prologue_cycles", g.tile_prologue_cycles},
+                {"store_bytes_per_cycle", g.store_bytes_per_cycle},
+                {"split_k_max", g.split_k_max}};
+  }
   j["on_chip"] = json::array();
   for (const auto& m : t.on_chip)
     j["on_chip"].push_back({{"name", m.name}, {"capacity", m.capacity_bytes}, {"bandwidth_gbs", m.bandwidth_gbs}});

@@ -34,6 +34,55 @@ TEST(Target, PresetsMatchPublishedPeaks) {
   for (const auto& n : preset_names()) EXPECT_TRUE(load_target(n, 100).ok()) << n;
 }
 
+// Dense tensor-core peaks from the datasheets; fp32 is TF32 on the tensor cores.
+TEST(Target, GpuPresetsMatchPublishedPeaks) {
+  for (const char* a100 : {"a100-sxm4-40gb", "a100-sxm4-80gb", "a100"}) {
+    EXPECT_NEAR(peak_tops(a100, "bf16"), 312, 1) << a100;
+    EXPECT_NEAR(peak_tops(a100, "int8"), 624, 2) << a100;
+    EXPECT_NEAR(peak_tops(a100, "fp32"), 156, 1) << a100;
+  }
+  for (const char* h : {"h100-sxm", "h100", "h200"}) {
+    EXPECT_NEAR(peak_tops(h, "bf16"), 989, 2) << h;
+    EXPECT_NEAR(peak_tops(h, "int8"), 1979, 3) << h;
+    EXPECT_NEAR(peak_tops(h, "fp32"), 495, 1) << h;
+  }
+  EXPECT_EQ(builtin_preset("a100-sxm4-40gb")->offchip_gbs, 1555);
+  EXPECT_EQ(builtin_preset("a100")->offchip_gbs, 2039);
+  EXPECT_EQ(builtin_preset("a100")->name, "a100-sxm4-80gb");
+  EXPECT_EQ(builtin_preset("h100-sxm")->offchip_gbs, 3350);
+  EXPECT_EQ(builtin_preset("h200")->offchip_gbs, 4800);
+  auto h = builtin_preset("h100");
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->gpu.enabled);
+  EXPECT_EQ(h->cores, 132);
+  EXPECT_EQ(h->onchip_capacity(), 50LL << 20);
+  EXPECT_EQ(h->rate("int8")->mma_k, 32);
+  EXPECT_EQ(builtin_preset("a100")->rate("bf16")->mma_k, 16);
+  EXPECT_EQ(builtin_preset("a100")->onchip_capacity(), 40LL << 20);
+  EXPECT_FALSE(builtin_preset("tpu-v4")->gpu.enabled);
+  // A GPU preset survives a JSON round trip, tiles and MMA shapes included, and a user's GPU
+  // can start from one.
+  auto round = target_from_json_text(target_to_json(*h), "h.json");
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_TRUE(round->gpu.enabled);
+  EXPECT_EQ(round->gpu.cta_tiles, h->gpu.cta_tiles);
+  EXPECT_EQ(round->gpu.warp_n, 128);
+  EXPECT_EQ(round->rate("int8")->mma_k, 32);
+  EXPECT_NEAR(round->peak_macs_per_s("int8"), h->peak_macs_per_s("int8"), 1);
+  auto mine = target_from_json_text(
+      R"({"name": "my-gpu", "base": "a100", "cores": 54, "gpu": {"cta_tiles": [[128, 128]], "stages": 4}})", "g.json");
+  ASSERT_TRUE(mine.ok()) << mine.status().message();
+  EXPECT_EQ(mine->gpu.cta_tiles.size(), 1u);
+  EXPECT_EQ(mine->gpu.stages, 4);
+  EXPECT_EQ(mine->gpu.smem_per_sm, 164 << 10);  // kept from the base
+  auto bad = target_from_json_text(R"({"name": "g", "base": "a100", "gpu": {"cta_tiles": [[128]]}})", "g.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("gpu.cta_tiles"), std::string::npos);
+  bad = target_from_json_text(R"({"name": "g", "base": "a100", "gpu": {"warps": 4}})", "g.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown field \"gpu.warps\""), std::string::npos);
+}
+
 TEST(Target, HostIsAOneByWArrayOrAmxTiles) {
   CpuFeatures avx2;
   avx2.avx2 = avx2.fma = true;

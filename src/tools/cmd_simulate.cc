@@ -3,9 +3,10 @@
 // --config F.cfg [--convention scalesim]`, or `--target host --check [--iters N] [--threads N]`
 // (prediction against the runtime's measured per-step times): the systolic-array cost model.
 // With --compare and the host among the targets, a measured row too: the plan run here.
-// --precision compiles the plan in that precision (fp32, bf16, int8; calibrated like compile's)
-// and is the precision the target's matrix unit is costed at; without it the plan takes the
-// automatic precision and the target its default.
+// --precision compiles the plan in that precision (fp32, bf16, int8; calibrated like compile's);
+// each matrix layer is then costed at the plan's precision for it (int8 layers on int8 MXUs or
+// tensor cores, at bf16 where a chip has no int8, ...). Without it the plan takes the automatic
+// precision (int8 for a QDQ model, else fp32).
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,7 @@ struct Options {
   std::string convention = "native";
   bool json = false, sweep = false, check = false, no_measure = false;
   int iters = 30, threads = 0;
+  int64_t compile_batch = 0;  // 0: the first --batch
   std::vector<std::string> shapes;  // --shape; the leading dim follows each --batch
 };
 
@@ -67,15 +69,17 @@ Expected<target::Target> get_target(const Options& op, const std::string& name) 
 }
 
 void print_row_header(const char* first) {
-  std::printf("%-22s %7s %12s %14s %8s %12s %-16s\n", first, "batch", "latency ms", "inferences/s", "util", "off-chip",
-              "bound (c/m/o)");
+  std::printf("%-22s %-5s %7s %12s %14s %7s %12s %-15s %s\n", first, "prec", "batch", "latency ms", "inferences/s", "util",
+              "off-chip", "bound (time)", "layers c/m/o");
 }
 
 void print_row(const std::string& label, const sim::SimReport& r) {
-  int c = 0, m = 0, o = 0;
-  for (const auto& l : r.layers) (l.bound == "compute" ? c : l.bound == "memory" ? m : o)++;
-  std::printf("%-22s %7lld %12.4f %14.1f %7.1f%% %8.1f MiB %d/%d/%d\n", label.c_str(), static_cast<long long>(r.batch),
-              r.latency_us / 1e3, r.throughput_per_s, 100 * r.mxu_util, r.offchip_bytes / 1048576.0, c, m, o);
+  const sim::BoundShare b = sim::bound_share(r);
+  char bound[32];
+  std::snprintf(bound, sizeof bound, "%s %.0f%%", b.bound.c_str(), 100 * b.share);
+  std::printf("%-22s %-5s %7lld %12.4f %14.1f %6.1f%% %8.1f MiB %-15s %d/%d/%d\n", label.c_str(), r.precision.c_str(),
+              static_cast<long long>(r.batch), r.latency_us / 1e3, r.throughput_per_s, 100 * r.mxu_util,
+              r.offchip_bytes / 1048576.0, bound, b.compute, b.memory, b.overhead);
 }
 
 // The host's measured row of a --compare table: the model compiled for `batch` and run by the
@@ -133,7 +137,9 @@ Status run(const Options& op) {
   if (batches.empty()) batches.push_back(1);
   if (op.sweep) batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   sim::SimOptions so;
-  so.precision = op.precision.precision;
+  // A plan is costed in its own precision, layer by layer (--precision compiles it so); a
+  // SCALE-Sim topology has none of its own.
+  if (!op.topology.empty()) so.precision = op.precision.precision;
   if (op.convention == "scalesim") so.convention = sim::Convention::scalesim;
   else if (op.convention != "native") return Err("--convention: '%s' (use native or scalesim)", op.convention.c_str());
 
@@ -146,7 +152,7 @@ Status run(const Options& op) {
     w.topo = *t;
   } else if (!op.model.empty()) {
     ModelOptions mo;
-    mo.batch = batches.front();
+    mo.batch = op.compile_batch > 0 ? op.compile_batch : batches.front();
     mo.precision = op.precision;
     auto bound = shapes_for_batch(op, mo.batch);
     if (!bound.ok()) return bound.status();
@@ -154,8 +160,8 @@ Status run(const Options& op) {
     auto p = load_model(op.model, mo);
     if (!p.ok()) return p.status();
     w.prog = *p;
-    // What the plan computes in; the simulator costs its convs at the target's rate for
-    // --precision (or the target's default), whatever the plan's kernels are.
+    // What the plan computes in: each matrix layer is costed at its own precision's rate on
+    // the target (or the nearest exact one the target has, noted).
     if (!op.json) std::printf("plan        %s (%s)\n", op.model.c_str(), w.prog->precision.c_str());
   } else {
     return Err("give a MODEL (.onnx or .plan) or --topology FILE.csv");
@@ -164,6 +170,8 @@ Status run(const Options& op) {
   if (op.check) {  // the host preset from measurements against the runtime's per-step times
     if (!w.prog || op.target != "host" || !op.compare.empty() || !op.what_if.empty() || batches.size() != 1)
       return Err("--check needs a MODEL, --target host and one --batch");
+    if (op.compile_batch > 0 && op.compile_batch != batches.front())
+      return Err("--check runs the plan: --compile-batch must be the --batch");
     sim::CheckOptions co;
     co.threads = op.threads;
     co.iters = op.iters;
@@ -216,6 +224,7 @@ Status run(const Options& op) {
   } else if (op.sweep || !op.compare.empty() || batches.size() > 1) {  // a row per target x batch
     out["runs"] = nlohmann::json::array();
     std::vector<sim::ChartSeries> series;
+    std::vector<sim::ChartBar> bars;  // one batch: a bar per target
     if (!op.json) print_row_header("target");
     for (std::size_t k = 0; k < targets.size(); ++k) {
       const target::Target& t = targets[k];
@@ -228,6 +237,10 @@ Status run(const Options& op) {
         if (!op.json) print_row(t.name, *r);
         s.x.push_back(static_cast<double>(b));
         s.y.push_back(r->throughput_per_s);
+        const sim::BoundShare bs = sim::bound_share(*r);
+        char note[96];
+        std::snprintf(note, sizeof note, "%.3g ms, %.0f%% util, %s", r->latency_us / 1e3, 100 * r->mxu_util, bs.bound.c_str());
+        bars.push_back({t.name + " " + r->precision, note, r->throughput_per_s});
       }
       series.push_back(s);
       // The host simulated, then the host measured: the same plan run here at each batch.
@@ -250,6 +263,9 @@ Status run(const Options& op) {
                         row.threads);
           m.x.push_back(static_cast<double>(b));
           m.y.push_back(row.per_s);
+          char note[64];
+          std::snprintf(note, sizeof note, "%.3g ms, measured", row.latency_ms);
+          bars.push_back({"host (measured)", note, row.per_s});
         }
         out["measured"].push_back(j);
       }
@@ -257,7 +273,10 @@ Status run(const Options& op) {
     }
     if (!op.svg.empty()) {
       std::ofstream f(op.svg);
-      f << sim::svg_chart("simulated throughput against batch size", "batch", "inferences/s", series);
+      if (batches.size() == 1)
+        f << sim::svg_bars("throughput at batch " + std::to_string(batches.front()), "inferences/s", bars);
+      else
+        f << sim::svg_chart("simulated throughput against batch size", "batch", "inferences/s", series);
       if (!f) return Err("cannot write %s", op.svg.c_str());
       if (!op.json) std::printf("wrote %s\n", op.svg.c_str());
     }
@@ -285,6 +304,10 @@ void register_simulate(CLI::App& app) {
   cmd->add_option("model", op->model, "model .onnx or compiled .plan");
   cmd->add_option("--target", op->target, "target: " + names + ", or a .json preset (default tpu-v4)");
   cmd->add_option("--batch", op->batch, "batch size, or a list with --compare (e.g. 1,64)");
+  cmd->add_option("--compile-batch", op->compile_batch,
+                  "compile the plan at this batch and rescale it to each --batch (default: the first --batch); "
+                  "large batches without compiling, or calibrating, at that size")
+      ->check(CLI::PositiveNumber);
   add_precision_flags(cmd, std::shared_ptr<PrecisionFlags>(op, &op->precision));
   cmd->add_option("--shape", op->shapes, "bind an input's symbolic dims: NAME=1x3x48x320 (leading dim: --batch)");
   cmd->add_flag("--json", op->json, "print one JSON object");
