@@ -136,7 +136,7 @@ BoundShare bound_share(const SimReport& r) {
 }
 
 std::string svg_bars(const std::string& title, const std::string& y_label, const std::vector<ChartBar>& bars) {
-  const double L = 80, R = 20, T = 40, B = 80, slot = 120;
+  const double L = 80, R = 20, T = 40, B = 80, slot = 170;  // room for "a100-sxm4-80gb int8"
   const double W = L + R + slot * std::max<std::size_t>(1, bars.size()), H = 420;
   double ymax = 0;
   for (const auto& b : bars) ymax = std::max(ymax, b.value);
