@@ -45,6 +45,8 @@ void BM_SimulateResNet50(benchmark::State& state, const std::string& target) {
 }
 BENCHMARK_CAPTURE(BM_SimulateResNet50, tpu_v4, std::string("tpu-v4"))->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SimulateResNet50, host, std::string("host"))->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);
+// A GPU: every conv tries each CTA tile and K split (sim/gpu_model.h).
+BENCHMARK_CAPTURE(BM_SimulateResNet50, h100, std::string("h100-sxm"))->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);
 
 // The host as `--check` describes it, the conv kernels replayed task by task (sim/host_conv.h):
 // the costliest target to simulate. Rates as one check on a 2-core Zen 5 measured them.
@@ -85,8 +87,8 @@ void BM_SimulateResNet50CalibratedHost(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateResNet50CalibratedHost)->Arg(1)->Arg(64)->Unit(benchmark::kMillisecond);
 
-// `--sweep-batch` over every preset: 8 targets x 9 batch sizes.
-void BM_SweepEightPresets(benchmark::State& state) {
+// `--sweep-batch` over every preset (TPUs, GPUs, host) x 9 batch sizes.
+void BM_SweepEveryPreset(benchmark::State& state) {
   const plan::Program& p = resnet50();
   int64_t runs = 0;
   for (auto _ : state) {
@@ -105,7 +107,7 @@ void BM_SweepEightPresets(benchmark::State& state) {
   }
   state.counters["simulations"] = benchmark::Counter(static_cast<double>(runs) / state.iterations());
 }
-BENCHMARK(BM_SweepEightPresets)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SweepEveryPreset)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace systolic::sim
