@@ -65,6 +65,7 @@ struct HttpServer::Impl {
 namespace {
 
 constexpr std::size_t kHeaderLimit = 64 << 10;
+constexpr std::size_t kReadChunk = 64 * 1024;  // per connection
 constexpr std::size_t kLingerBytes = 16 << 20;  // unread request bytes drained before closing
 constexpr std::chrono::seconds kLingerTime{2};
 
@@ -102,6 +103,9 @@ class Session : public std::enable_shared_from_this<Session> {
   using Response = http::response<http::string_body>;
 
   void read_header() {
+    // Beast reads at most the buffer's free capacity at a time, and the parser empties it into
+    // the body as it goes, so a 512-byte buffer would read a 600 KB image in ~1200 calls.
+    if (buffer_.capacity() < kReadChunk) buffer_.reserve(kReadChunk);
     parser_.emplace();
     parser_->body_limit(srv_.opts.body_limit);
     parser_->header_limit(kHeaderLimit);
