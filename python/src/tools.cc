@@ -42,7 +42,8 @@ std::string simulate(const PyModel& model, const SimulateArgs& a) {
   if (batches.empty()) batches.push_back(1);
   if (a.sweep) batches = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   sim::SimOptions so;
-  so.precision = a.precision;
+  // The model was compiled in the precision asked for; its plan is costed layer by layer in
+  // its own precision, as the CLI does (a forced precision is only for SCALE-Sim topologies).
   if (a.convention == "scalesim") so.convention = sim::Convention::scalesim;
   else if (a.convention != "native") raise(Kind::invalid_argument, "convention '" + a.convention + "' (use native or scalesim)");
   const std::shared_ptr<const plan::Program> prog = api::program(model.model());
