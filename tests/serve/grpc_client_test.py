@@ -23,8 +23,8 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import (NP_OF, assert_rows_match, bytes_tensor, image_files, metric as server_metric,  # noqa: E402
-                          need, parse_bytes_tensor)
+from serve_common import (NP_OF, assert_rows_match, bytes_tensor, cancelled_since, image_files,  # noqa: E402
+                          metric as server_metric, need, parse_bytes_tensor, wait_until_queued)
 
 try:
     import grpc
@@ -286,18 +286,10 @@ class Cancel(unittest.TestCase):
         req = raw_request(MODEL, [(model.input.name, model.input_batch(1))])
         # Fewer than the smallest default queue bound, so none is refused for a full queue.
         futures = [stub.ModelInfer.future(req, timeout=300) for _ in range(8)]
-        deadline = time.time() + 60
-        while server_metric(HTTP_ADDR, "nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
-            time.sleep(0.05)
+        wait_until_queued(HTTP_ADDR, MODEL, 3)
         for f in futures:
             f.cancel()
-        # The dropped requests are counted when the batcher reaches them: wait for that.
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            cancelled = server_metric(HTTP_ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
-            if cancelled >= 1 and server_metric(HTTP_ADDR, "nv_inference_pending_request_count", MODEL) == 0:
-                break
-            time.sleep(0.1)
+        cancelled = cancelled_since(HTTP_ADDR, MODEL, cancelled0)
         self.assertGreaterEqual(cancelled, 1)
         self.check_served(req)
 

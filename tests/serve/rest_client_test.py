@@ -23,8 +23,8 @@ import unittest
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import (NP_OF, assert_rows_match, bytes_tensor, image_files, metric as server_metric,  # noqa: E402
-                          need, parse_bytes_tensor)
+from serve_common import (NP_OF, assert_rows_match, bytes_tensor, cancelled_since, image_files,  # noqa: E402
+                          metric as server_metric, need, parse_bytes_tensor, wait_until_queued)
 
 ADDR = os.environ.get("SYSTOLIC_HTTP_ADDR")
 MODEL = os.environ.get("SYSTOLIC_SERVE_MODEL")
@@ -474,19 +474,11 @@ class Disconnect(unittest.TestCase):
         socks = [raw_socket() for _ in range(8)]
         for s in socks:
             s.sendall(request)
-        deadline = time.time() + 60
-        while server_metric(ADDR, "nv_inference_pending_request_count", MODEL) < 3 and time.time() < deadline:
-            time.sleep(0.05)
+        wait_until_queued(ADDR, MODEL, 3)
         for s in socks:
             s.close()
-        # A closed connection sets the request's cancelled flag; the batcher counts it when it
-        # reaches the request.
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            cancelled = server_metric(ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED") - cancelled0
-            if cancelled >= 1 and server_metric(ADDR, "nv_inference_pending_request_count", MODEL) == 0:
-                break
-            time.sleep(0.1)
+        # A closed connection sets the request's cancelled flag.
+        cancelled = cancelled_since(ADDR, MODEL, cancelled0)
         self.assertGreaterEqual(cancelled, 1)
         for _ in range(60):  # the queue may still hold the dropped requests for a moment
             r = call("POST", f"/v2/models/{MODEL}/infer", body, headers)

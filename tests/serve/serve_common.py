@@ -3,6 +3,7 @@ Prometheus samples, row comparison and test images."""
 import glob
 import io
 import os
+import time
 import struct
 import unittest
 import urllib.request
@@ -47,6 +48,25 @@ def metric(http_addr, name, model, **labels):
         if all(got.get(k) == f'"{v}"' for k, v in want.items()):
             return float(value)
     return 0.0
+
+
+def wait_until_queued(http_addr, model, n, timeout=60):
+    """Until at least n requests of the model are pending (queued or computing)."""
+    deadline = time.time() + timeout
+    while metric(http_addr, "nv_inference_pending_request_count", model) < n and time.time() < deadline:
+        time.sleep(0.05)
+
+
+def cancelled_since(http_addr, model, before, timeout=120):
+    """CANCELED failures counted since `before`, once at least one is and nothing is pending:
+    a dropped request is counted when the batcher reaches it."""
+    deadline = time.time() + timeout
+    while True:
+        cancelled = metric(http_addr, "nv_inference_request_failure", model, reason="CANCELED") - before
+        done = cancelled >= 1 and metric(http_addr, "nv_inference_pending_request_count", model) == 0
+        if done or time.time() >= deadline:
+            return cancelled
+        time.sleep(0.1)
 
 
 def assert_rows_match(got, want, rtol=1e-4):
