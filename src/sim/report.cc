@@ -22,6 +22,25 @@ std::string fmt(const char* f, ...) {
 
 std::string mib(double b) { return fmt("%.2f MiB", b / 1048576.0); }
 
+// The white canvas, title, both axes and five y ticks every chart here starts from.
+template <typename Py>
+std::string svg_frame(const std::string& title, double W, double H, double L, double R, double T, double B, double ymax,
+                      const Py& py) {
+  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+                      "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+  s += fmt("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s</text>\n", L, title.c_str());
+  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T, L, H - B);
+  for (int i = 0; i <= 4; ++i) {
+    const double y = ymax * i / 4;
+    s += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, py(y) + 4, y);
+  }
+  return s;
+}
+
+const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+
+
 }  // namespace
 
 std::string format_layers(const SimReport& r) {
@@ -142,22 +161,13 @@ std::string svg_bars(const std::string& title, const std::string& y_label, const
   for (const auto& b : bars) ymax = std::max(ymax, b.value);
   if (ymax <= 0) ymax = 1;
   auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-                      "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-  s += fmt("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s</text>\n", L, title.c_str());
-  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
-  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T, L, H - B);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = ymax * i / 4;
-    s += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, py(y) + 4, y);
-  }
+  std::string s = svg_frame(title, W, H, L, R, T, B, ymax, py);
   s += fmt("<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n", (T + H - B) / 2,
            (T + H - B) / 2, y_label.c_str());
   for (std::size_t k = 0; k < bars.size(); ++k) {
     const double x = L + slot * k + slot * 0.15, w = slot * 0.7, cx = x + w / 2;
     s += fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n", x, py(bars[k].value), w,
-             H - B - py(bars[k].value), colors[k % 8]);
+             H - B - py(bars[k].value), kColors[k % 8]);
     s += fmt("<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.4g</text>\n", cx, py(bars[k].value) - 4, bars[k].value);
     s += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", cx, H - B + 16, bars[k].label.c_str());
     s += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\" font-size=\"10\">%s</text>\n", cx, H - B + 32,
@@ -180,23 +190,14 @@ std::string svg_chart(const std::string& title, const std::string& x_label, cons
   if (ymax <= 0) ymax = 1;
   auto px = [&](double x) { return L + (std::log2(x) - xmin) / (xmax - xmin) * (W - L - R); };
   auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
-  std::string s = fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-                      "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-  s += fmt("<text x=\"%.0f\" y=\"22\" font-size=\"15\">%s</text>\n", L, title.c_str());
-  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
-  s += fmt("<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"black\"/>\n", L, T, L, H - B);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = ymax * i / 4;
-    s += fmt("<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n", L - 6, py(y) + 4, y);
-  }
+  std::string s = svg_frame(title, W, H, L, R, T, B, ymax, py);
   if (!series.empty())
     for (double x : series[0].x) s += fmt("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n", px(x), H - B + 16, x);
   s += fmt("<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", (L + W - R) / 2, H - 12, x_label.c_str());
   s += fmt("<text x=\"16\" y=\"%.0f\" transform=\"rotate(-90 16 %.0f)\" text-anchor=\"middle\">%s</text>\n", (T + H - B) / 2,
            (T + H - B) / 2, y_label.c_str());
   for (std::size_t k = 0; k < series.size(); ++k) {
-    const char* c = colors[k % 8];
+    const char* c = kColors[k % 8];
     std::string pts;
     for (std::size_t i = 0; i < series[k].x.size(); ++i) pts += fmt("%.1f,%.1f ", px(series[k].x[i]), py(series[k].y[i]));
     s += fmt("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n", c, pts.c_str());
