@@ -3,6 +3,7 @@
 #include "serve/model_runner.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -191,7 +192,7 @@ std::string ModelRunner::config_json() const {
   j["output"] = nlohmann::json::array();
   for (const auto& t : out_meta_)
     j["output"].push_back({{"name", t.name}, {"data_type", type(t.datatype)}, {"dims", dims(t)},
-                           {"label_filename", settings_.labels.empty() ? "" : "labels.txt"}});
+                           {"label_filename", std::filesystem::path(settings_.labels).filename().string()}});
   std::vector<int64_t> preferred;
   for (const auto& m : ladder_) preferred.push_back(m->batch());
   if (batched_)
