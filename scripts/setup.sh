@@ -7,7 +7,7 @@ pkgs=(build-essential cmake g++ libonnx-dev libprotobuf-dev protobuf-compiler li
       libpthreadpool-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       libbenchmark-dev libonnx-testdata libjpeg62-turbo-dev libpng-dev
       libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc python3-grpcio python3-protobuf curl
-      pybind11-dev python3-pybind11 python3-pytest python3-setuptools python3-pip python3-numpy python3-pil python3-torch python3-torchvision)
+      pybind11-dev python3-pybind11 python3-pytest python3-setuptools python3-pip python3-numpy python3-pil python3-onnx python3-torch python3-torchvision)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -81,20 +81,24 @@ void kernel_lines(std::string* out) {
   const CpuFeatures& c = host_cpu();
   std::size_t n;
   std::string missing;
-  const kernels::ConvKernel* f = pick(kernels::conv_kernels(&n), n, typical_conv(), &missing);
+  // The list first: an argument list would read n before the call that sets it.
+  const kernels::ConvKernel* fp32_list = kernels::conv_kernels(&n);
+  const kernels::ConvKernel* f = pick(fp32_list, n, typical_conv(), &missing);
   append(out, "fp32 conv   %s%s%s%s\n", f ? f->name : "none", missing.empty() ? "" : " (", missing.c_str(),
          missing.empty() ? "" : ")");
   kernels::QConvParams q;
   q.conv = typical_conv();
   missing.clear();
-  const kernels::QConvKernel* k = pick(kernels::qconv_kernels(&n), n, q, &missing);
+  const kernels::QConvKernel* int8_list = kernels::qconv_kernels(&n);
+  const kernels::QConvKernel* k = pick(int8_list, n, q, &missing);
   append(out, "int8 conv   %s", k ? k->name : "none");
   if (k) append(out, " (%s%s%s)", missing.c_str(), missing.empty() ? "" : ": ", int8_instruction(k->name));
   *out += "\n";
   // bf16: a bconv kernel (AMX, or vdpbf16ps where it measured faster than FMA), else the fp32
   // kernels on bf16-rounded values.
   missing.clear();
-  const kernels::ConvKernel* b = pick(kernels::bconv_kernels(&n), n, typical_conv(), &missing);
+  const kernels::ConvKernel* bf16_list = kernels::bconv_kernels(&n);
+  const kernels::ConvKernel* b = pick(bf16_list, n, typical_conv(), &missing);
   if (b && !kernels::bconv_is_reference(b)) {
     append(out, "bf16 conv   %s\n", b->name);
   } else {

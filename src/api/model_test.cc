@@ -430,6 +430,9 @@ TEST(ModelApiInfo, DtypesAndHostInfo) {
   const std::string info = host_info();
   for (const char* line : {"cpu ", "cores ", "kernels ", "fp32 peak", "fp32 conv "})
     EXPECT_NE(info.find(line), std::string::npos) << line << "\n" << info;
+  // Every list ends in a reference kernel that takes the typical conv: "none" is a wrong list.
+  for (const char* line : {"fp32 conv   none", "int8 conv   none", "bf16 conv   none"})
+    EXPECT_EQ(info.find(line), std::string::npos) << line << "\n" << info;
 }
 
 }  // namespace
