@@ -94,11 +94,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           if (ck + 1 < chunks) continue;
           const long m = t * MR;
           const int r = int(std::min<long>(MR, M - m));
-          for (int i = 0; i < r; ++i) {
-            typename T::V acc[1][NV];
-            for (int j = 0; j < NV; ++j) acc[0][j] = T::load32(c + i * NR + j * T::W);
-            qigemm::store_tile<T, 1, NV>(x, acc, qigemm::TileOut{m + i, ch, nvalid});
-          }
+          qigemm::store_sums<T, NV>(x, c, NR, r, qigemm::TileOut{m, ch, nvalid});
         }
       }
     }

@@ -110,22 +110,41 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T:
   }
 }
 
-// acc[MR][NV] += sum over KG-groups kg < ng of rows a[i] x the panel w.
+// acc[MR][NV] += sum over KG-groups kg < ng of rows a + i * ld x the panel w. The rows are
+// addressed from a base per five rows with ld, 2 ld, 3 ld and 4 ld as scaled indexes (a pointer
+// per row would not fit the general registers past 8 rows: reloading them cost a third of the
+// 12-row tile's rate).
 template <class T, int MR, int NV>
-SYSTOLIC_INLINE void dot_tile(long ng, const typename T::A* const* a, const typename T::B* w,
+SYSTOLIC_INLINE void dot_tile(long ng, const typename T::A* a, long ld, const typename T::B* w,
                               typename T::V (&acc)[MR][NV]) {
   using V = typename T::V;
+  using A = typename T::A;
   constexpr int W = T::W, KG = T::KG;
+  constexpr int NB = (MR + 4) / 5;
+  const A* base[NB];
+#pragma GCC unroll 4
+  for (int b = 0; b < NB; ++b) base[b] = a + b * 5 * ld;
+  const long ld3 = 3 * ld;
   for (long k = 0; k < ng; ++k) {
     V b[NV];
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) b[j] = T::loadb(w + j * W * KG);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      const V av = T::bcast(a[i] + k * KG);
+      const A* r = base[i / 5];
+      switch (i % 5) {
+        case 1: r += ld; break;
+        case 2: r += 2 * ld; break;
+        case 3: r += ld3; break;
+        case 4: r += 4 * ld; break;
+        default: break;
+      }
+      const V av = T::bcast(r);
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) acc[i][j] = T::dot(acc[i][j], av, b[j]);
     }
+#pragma GCC unroll 4
+    for (int b = 0; b < NB; ++b) base[b] += KG;
     w += NV * W * KG;
   }
 }
@@ -135,54 +154,47 @@ struct TileOut {
   long m;
   long ch;
   int nvalid;
-  int rows = 1 << 30;  // rows to store (the tile's own MR unless fewer)
 };
 
-// The epilogue: bias, requantization (or dequantization) and the store, W lanes at a time; a
-// ragged last vector goes through a stack copy and the scalar form of the same arithmetic.
-template <class T, int MR, int NV>
-SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], const TileOut& o) {
+// The epilogue of `rows` pixels whose sums (bias not yet added) wait in c[i * ldc + column]:
+// bias, requantization (or dequantization) and the store, W lanes at a time; a ragged last
+// vector goes through a stack copy and the scalar form of the same arithmetic. The tile loop
+// parks its accumulators in memory first: with the epilogue in the same function, GCC kept
+// half of a 24-register tile on the stack inside the K loop (the 12x32 tile at half the rate).
+template <class T, int NV>
+__attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long ldc, int rows, const TileOut& o) {
   constexpr int W = T::W;
   const QConvArgs& a = x.a;
   const bool f32 = x.qp.out_f32;
-#pragma GCC unroll 8
   for (int j = 0; j < NV; ++j) {
     const int n = std::min(W, o.nvalid - j * W);
     if (n <= 0) break;
     const long ch = o.ch + j * W;
     const int32_t* bias = a.bias + ch;
     const float* scale = a.scale + ch;
-    if constexpr (requires { &T::template requant_rows<MR, NV>; }) {
-      if (!f32 && n == W) {  // the whole column with its constants in registers
-        const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + ch : nullptr;
-        T::template requant_rows<MR, NV>(acc, j, o.rows, bias, scale, r, x.rs, a.rq,
-                                         static_cast<uint8_t*>(a.dst) + o.m * x.ds + ch, x.ds);
+    const int32_t* cj = c + j * W;
+    if (!f32 && n == W) {  // the whole column with its constants in registers
+      const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + ch : nullptr;
+      T::requant_rows(cj, ldc, rows, bias, scale, r, x.rs, a.rq, static_cast<uint8_t*>(a.dst) + o.m * x.ds + ch,
+                      x.ds);
+      continue;
+    }
+    for (int i = 0; i < rows; ++i) {
+      const long pix = o.m + i;
+      if (n == W) {  // float output
+        const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
+        T::dequant(T::add32(T::load32(cj + i * ldc), T::load32(bias)), scale, r, a.ep,
+                   static_cast<float*>(a.dst) + pix * x.ds + ch);
         continue;
       }
-    }
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const long pix = o.m + i;
-      if (n == W) {
-        const typename T::V v = T::add32(acc[i][j], T::load32(bias));
-        if (f32) {
-          const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
-          T::dequant(v, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
-        } else {
-          const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
-          T::requant(v, scale, r, a.rq, static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
-        }
+      alignas(64) int32_t tmp[W];
+      for (int e = 0; e < n; ++e) tmp[e] = cj[i * ldc + e] + bias[e];
+      if (f32) {
+        const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
+        qconv_dequant_n(tmp, n, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
       } else {
-        alignas(64) int32_t tmp[W];
-        T::store32(tmp, acc[i][j]);
-        for (int e = 0; e < n; ++e) tmp[e] += bias[e];
-        if (f32) {
-          const float* r = a.residual ? static_cast<const float*>(a.residual) + pix * x.rs + ch : nullptr;
-          qconv_dequant_n(tmp, n, scale, r, a.ep, static_cast<float*>(a.dst) + pix * x.ds + ch);
-        } else {
-          const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
-          qconv_requant_n(tmp, n, scale, r, a.rq, static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
-        }
+        const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
+        qconv_requant_n(tmp, n, scale, r, a.rq, static_cast<uint8_t*>(a.dst) + pix * x.ds + ch);
       }
     }
   }
@@ -191,7 +203,7 @@ SYSTOLIC_INLINE void store_tile(const Ctx& x, typename T::V (&acc)[MR][NV], cons
 // One tile (R rows) against one panel over one K chunk; `part` holds the partial sums between
 // chunks (first: start from zero; last: run the epilogue instead of saving).
 template <class T, int R, int NV>
-void tile(const Ctx& x, const typename T::A* const* rows, long ng, const typename T::B* w, int32_t* part,
+void tile(const Ctx& x, const typename T::A* rows, long ld, long ng, const typename T::B* w, int32_t* part,
           bool first, bool last, const TileOut& o) {
   constexpr int W = T::W;
   typename T::V acc[R][NV];
@@ -199,24 +211,23 @@ void tile(const Ctx& x, const typename T::A* const* rows, long ng, const typenam
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) acc[i][j] = first ? T::zero() : T::load32(part + (i * NV + j) * W);
-  dot_tile<T, R, NV>(ng, rows, w, acc);
-  if (last) {
-    store_tile<T, R, NV>(x, acc, o);
-  } else {
+  dot_tile<T, R, NV>(ng, rows, ld, w, acc);
+  alignas(64) int32_t sums[R * NV * W];
+  int32_t* out = last ? sums : part;
 #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i)
+  for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) T::store32(part + (i * NV + j) * W, acc[i][j]);
-  }
+    for (int j = 0; j < NV; ++j) T::store32(out + (i * NV + j) * W, acc[i][j]);
+  if (last) store_sums<T, NV>(x, sums, NV * W, R, o);
 }
 
 // Picks the R = rows instantiation (R = 1..MR) at run time.
 template <class T, int R, int NV>
-void tile_rows(int rows, const Ctx& x, const typename T::A* const* a, long ng, const typename T::B* w,
+void tile_rows(int rows, const Ctx& x, const typename T::A* a, long ld, long ng, const typename T::B* w,
                int32_t* part, bool first, bool last, const TileOut& o) {
   if constexpr (R > 1)
-    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, a, ng, w, part, first, last, o);
-  tile<T, R, NV>(x, a, ng, w, part, first, last, o);
+    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, a, ld, ng, w, part, first, last, o);
+  tile<T, R, NV>(x, a, ld, ng, w, part, first, last, o);
 }
 
 template <class T, int MR, int NV>
@@ -274,10 +285,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         for (long t = t0; t < t1; ++t) {
           const long m = t * MR;
           const int r = int(std::min<long>(MR, M - m));
-          const A* rp[MR];
-          for (int i = 0; i < MR; ++i) rp[i] = base + (m - m0 + std::min(i, r - 1)) * ld;
           const TileOut o{m, ch, nvalid};
-          tile_rows<T, MR, NV>(r, x, rp, (k1 - k0) / KG, w, part + ((pn - p0) * bt + (t - t0)) * MR * NR, c == 0,
+          tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, w, part + ((pn - p0) * bt + (t - t0)) * MR * NR, c == 0,
                                c + 1 == chunks, o);
         }
       }

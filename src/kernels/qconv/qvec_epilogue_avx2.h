@@ -41,12 +41,11 @@ struct QEpilogueAvx2 {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), _mm_packus_epi16(w16, w16));
   }
 
-  // requant() of acc[i][j] + bias for the MR rows of one full vector column j, with the bias,
+  // requant() of c[i * ldc] + bias for `rows` rows of one full vector column, with the bias,
   // scales and constants held in registers: dst is bytes, so inside a per-row call every store
   // may alias them and the compiler reloads all of them for each row (half the epilogue's time
   // on short windows). Row i reads res + i * rs and writes dst + i * ds.
-  template <int MR, int NV>
-  static void requant_rows(const V (&acc)[MR][NV], int j, int rows, const int32_t* bias, const float* scale,
+  static void requant_rows(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
                            const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
     const V b = load32(bias);
     const __m256 s = _mm256_loadu_ps(scale), lo = _mm256_set1_ps(rq.lo), hi = _mm256_set1_ps(rq.hi);
@@ -59,10 +58,8 @@ struct QEpilogueAvx2 {
       t = _mm256_min_ps(_mm256_max_ps(t, l), h);
       return _mm256_mul_ps(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
     };
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      if (i >= rows) break;
-      __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc[i][j], b)), s);
+    for (int i = 0; i < rows; ++i) {
+      __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(load32(c + i * ldc), b)), s);
       if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
       if (res) {
         const __m128i r8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(res + i * rs));

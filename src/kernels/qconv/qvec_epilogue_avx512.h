@@ -42,6 +42,35 @@ struct QEpilogueAvx512 {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
   }
 
+  // requant() of c[i * ldc] + bias for `rows` rows of one full vector column, the constants in
+  // registers (per-row calls reload them: every byte store may alias them).
+  static void requant_rows(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+                           const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
+    const V b = load32(bias);
+    const __m512 s = _mm512_loadu_ps(scale), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
+    const __m512i zp = _mm512_set1_epi32(rq.zp);
+    const __m512 rzp = _mm512_set1_ps(float(rq.res_zp)), rsc = _mm512_set1_ps(rq.res_scale);
+    const int mid = rq.mid;
+    const __m512 m_lo0 = _mm512_set1_ps(rq.mid_lo[0]), m_hi0 = _mm512_set1_ps(rq.mid_hi[0]), m_s0 = _mm512_set1_ps(rq.mid_scale[0]);
+    const __m512 m_lo1 = _mm512_set1_ps(rq.mid_lo[1]), m_hi1 = _mm512_set1_ps(rq.mid_hi[1]), m_s1 = _mm512_set1_ps(rq.mid_scale[1]);
+    auto step = [](__m512 t, __m512 l, __m512 h, __m512 sc) {
+      t = _mm512_min_ps(_mm512_max_ps(t, l), h);
+      return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
+    };
+    for (int i = 0; i < rows; ++i) {
+      __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(load32(c + i * ldc), b)), s);
+      if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
+      if (res) {
+        const __m128i r8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs));
+        t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
+      }
+      if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
+      t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), zp);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ds), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
+    }
+  }
+
   static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
     __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
     if (res) t = _mm512_add_ps(t, _mm512_loadu_ps(res));
