@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/aligned_vector.h"
 #include "interp/nn_geometry.h"
 #include "kernels/bconv/bconv.h"
 #include "runtime/session_step.h"
@@ -160,7 +161,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   if (ram > 0 && static_cast<double>(arena_bytes) > ram)
     return Err("the plan needs %.1f GiB of activations; this machine has %.1f GiB", arena_bytes / 1073741824.0,
                ram / 1073741824.0);
-  s->arena_ = static_cast<uint8_t*>(std::aligned_alloc(64, (arena_bytes + 63) / 64 * 64));
+  s->arena_ = static_cast<uint8_t*>(alloc_aligned(arena_bytes));
   if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);
   auto at = [&](int id) -> void* {
     if (id < 0) return nullptr;
