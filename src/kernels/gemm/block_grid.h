@@ -35,8 +35,17 @@ inline BlockGrid block_grid(long k, long step, long elem, long mr, long nr, long
   b.bt = std::clamp<long>(lim.block_bytes / (mr * b.kc * elem), 1, lim.max_tiles);
   const long want = threads > 1 ? 4 * threads : 1;  // tasks for the pool to balance
   b.mblocks = grid_ceil_div(tiles, b.bt);
-  if (b.mblocks * groups < want) b.mblocks = std::min(tiles, grid_ceil_div(want, groups));
-  b.pgroups = std::min(panels, grid_ceil_div(want, b.mblocks * groups));
+  if (tiles * mr < panels * nr) {
+    // Fewer pixels than output channels (late layers at small batch): the weights are the
+    // larger operand, and every M block streams all of its panels' weights again, so split
+    // the panels first (ResNet-50's 7x7 layers at batch 1 read their 2.4 MB of weights five
+    // times over from L3, M blocks of two tiles each).
+    b.pgroups = std::min(panels, grid_ceil_div(want, b.mblocks * groups));
+    if (b.mblocks * b.pgroups * groups < want) b.mblocks = std::min(tiles, grid_ceil_div(want, b.pgroups * groups));
+  } else {
+    if (b.mblocks * groups < want) b.mblocks = std::min(tiles, grid_ceil_div(want, groups));
+    b.pgroups = std::min(panels, grid_ceil_div(want, b.mblocks * groups));
+  }
   b.bt = grid_ceil_div(tiles, b.mblocks);
   b.mblocks = grid_ceil_div(tiles, b.bt);  // equal blocks
   if (b.chunks > 1) b.pgroups = std::max(b.pgroups, grid_ceil_div(panels * b.bt * tile_partial, lim.partial_bytes));
