@@ -3,7 +3,8 @@
 // A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor, or a Reorder of a
 // tensor with one channel or 1x1 pixels, whose NCHW and NHWC bytes are the same: transformers'
 // linear layers run as convs on [M,K,1,1]) shares its input's bytes: the two are placed as one
-// tensor living as long as both, and the step copies nothing.
+// tensor living as long as both, and the step copies nothing. An int8 conv writes over its
+// residual where nothing reads the residual later.
 #include <algorithm>
 
 #include "passes/pass.h"
@@ -30,6 +31,24 @@ bool is_view(const ir::Graph& g, const ir::Node& n) {
   return !x.is_const() && !y.is_const() && x.dtype == y.dtype && x.bytes() == y.bytes() &&
          x.layout == ir::Layout::plain && y.layout == ir::Layout::plain;
 }
+// Whether int8 conv n (node k) may write its output over its residual: the residual's group is
+// last read here and by no other input of n, and it is an arena tensor the size of the output.
+bool residual_in_place(const ir::Graph& g, const ir::Node& n, int k, const std::vector<int>& root,
+                       const std::vector<int>& first, const std::vector<int>& last) {
+  if (n.op != ir::Op::Conv || n.in(3) < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  if (!n.s("kernel", "").starts_with("qconv_")) return false;
+  const int o = n.outputs[0], r = root[n.in(3)];
+  const ir::Tensor& res = g.t(n.in(3));
+  const ir::Tensor& out = g.t(o);
+  if (res.is_const() || res.dtype != out.dtype || res.bytes() != out.bytes() || res.layout != out.layout) return false;
+  if (first[r] < 0 || last[r] != k || first[o] != k || root[o] != o) return false;
+  for (int id : g.outputs)
+    if (root[id] == r || id == o) return false;
+  for (std::size_t i = 0; i < n.inputs.size(); ++i)
+    if (i != 3 && n.inputs[i] >= 0 && root[n.inputs[i]] == r) return false;
+  return true;
+}
+
 }  // namespace
 
 Status memory_plan(ir::Graph& g, PassContext&) {
@@ -48,15 +67,21 @@ Status memory_plan(ir::Graph& g, PassContext&) {
   }
   for (int o : g.outputs) last[o] = end;
   // Views join their input's group; the group's root is placed for the union of lifetimes.
+  // An int8 conv's output also joins its residual's group where this conv is the residual's
+  // last reader: every kernel reads a residual byte just before it writes the output byte in
+  // the same place, and a batch-16 ResNet-50's 56x56 residual convs stream 13 MB less per step.
   std::vector<int> root(nt);
   for (int i = 0; i < nt; ++i) root[i] = i;
-  for (const ir::Node& n : g.nodes)
-    if (is_view(g, n) && first[n.outputs[0]] != -1) {
-      const int r = root[n.inputs[0]], o = n.outputs[0];
-      root[o] = r;
-      first[r] = std::min(first[r], first[o]);
-      last[r] = std::max(last[r], last[o]);
-    }
+  auto join = [&](int r, int o) {
+    root[o] = r;
+    first[r] = std::min(first[r], first[o]);
+    last[r] = std::max(last[r], last[o]);
+  };
+  for (int k = 0; k < end; ++k) {
+    const ir::Node& n = g.nodes[k];
+    if (is_view(g, n) && first[n.outputs[0]] != -1) join(root[n.inputs[0]], n.outputs[0]);
+    else if (residual_in_place(g, n, k, root, first, last)) join(root[n.in(3)], n.outputs[0]);
+  }
   std::vector<int> order;
   for (int i = 0; i < nt; ++i) {
     g.t(i).arena_offset = -1;

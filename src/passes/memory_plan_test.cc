@@ -1,5 +1,5 @@
 // memory_plan: tensors alive at the same time never share bytes, a chain reuses memory, and a
-// view shares its input's bytes for as long as either lives.
+// view shares its input's bytes for as long as either lives; an int8 conv may write over its residual.
 #include <gtest/gtest.h>
 
 #include "tests/graph_builder.h"
@@ -57,6 +57,48 @@ TEST(MemoryPlan, ViewsShareTheirInputsBytes) {
                 v.arena_offset + int64_t(v.bytes()) <= a.arena_offset);
   }
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-6);
+}
+
+// An int8 conv writes over its residual only where nothing reads the residual afterwards and
+// the residual is not also one of its other inputs.
+TEST(MemoryPlan, Int8ConvWritesOverAResidualNothingReadsLater) {
+  GraphBuilder b;
+  const ir::Shape shape{1, 8, 4, 4};
+  const int x = b.input("x", shape, ir::DType::u8);
+  const int w = b.weights("w", {8, 8, 1, 1}), bias = b.weights("b", {8});
+  auto conv = [&](int in, int res) {
+    std::vector<int> ins{in, w, bias};
+    if (res >= 0) ins.push_back(res);
+    const int o = b.node(ir::Op::Conv, ins)[0];
+    ir::Attr k;
+    k.kind = ir::Attr::s;
+    k.str_v = "qconv_u8s8_ref";
+    b.last().attrs["kernel"] = k;
+    b.g.t(o).dtype = ir::DType::u8;
+    b.g.t(o).shape = shape;
+    b.g.t(o).shape_known = true;
+    return o;
+  };
+  const int a = conv(x, -1);
+  const int m = conv(a, -1);
+  const int c = conv(m, a);       // a's last reader: c takes a's bytes
+  const int d = conv(c, c);       // the residual is also the source: no
+  const int e = conv(d, -1);
+  const int f = conv(e, d);       // d is read again below: no
+  const int y = conv(f, d);       // d's last reader: y takes d's bytes
+  b.output(y);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::memory_plan});
+  EXPECT_EQ(g.t(c).arena_offset, g.t(a).arena_offset);
+  EXPECT_NE(g.t(d).arena_offset, g.t(c).arena_offset);
+  EXPECT_NE(g.t(f).arena_offset, g.t(d).arena_offset);
+  // y is a graph output: it keeps bytes of its own.
+  EXPECT_NE(g.t(y).arena_offset, g.t(d).arena_offset);
+  // The shared group lives from a's producer to c's last reader: m (alive meanwhile) is apart.
+  const ir::Tensor& at = g.t(a);
+  const ir::Tensor& mt = g.t(m);
+  EXPECT_TRUE(at.arena_offset + int64_t(at.bytes()) <= mt.arena_offset ||
+              mt.arena_offset + int64_t(mt.bytes()) <= at.arena_offset);
 }
 
 }  // namespace systolic::testing
