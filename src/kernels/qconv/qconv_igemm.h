@@ -68,6 +68,43 @@ struct Ctx {
   bool direct;       // A rows read in place from the source (u8 A, 1x1, stride 1, no pad)
 };
 
+// The longest kernel row (kw x channels) gather_window takes.
+constexpr int kMaxWindowRow = 1024;
+
+// gather() of whole windows (one K chunk) from a dense source without x dilation: per pixel
+// and kernel row, the taps inside the image are one contiguous copy and the rest the input's
+// zero points. The 3-channel 7x7 stem spent half its time in the general loop, a few bytes
+// per step.
+template <class T>
+void gather_window(const Ctx& x, long m, int rows, int g, long k1, typename T::A* buf, long ld) {
+  using A = typename T::A;
+  const ConvParams& p = x.qp.conv;
+  const int icg = x.icg, row = p.kw * icg;
+  alignas(64) A padrow[kMaxWindowRow];
+  for (int t = 0; t < p.kw; ++t) T::widen(x.a.pad + g * icg, padrow + t * icg, icg);
+  const long hw = long(p.oh) * p.ow;
+  long img = m / hw;
+  int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
+  for (int i = 0; i < rows; ++i) {
+    const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+    const uint8_t* base = x.a.src + img * p.ih * p.iw * x.ss + g * icg;
+    const int lo = std::clamp(-ix0, 0, p.kw), hi = std::clamp(p.iw - ix0, lo, p.kw);  // taps in the image
+    A* d = buf + i * ld;
+    for (int ky = 0; ky < p.kh; ++ky, d += row) {
+      const int iy = iy0 + ky * p.dh;
+      if (unsigned(iy) >= unsigned(p.ih) || lo == hi) {
+        std::memcpy(d, padrow, sizeof(A) * row);
+        continue;
+      }
+      if (lo > 0) std::memcpy(d, padrow, sizeof(A) * lo * icg);
+      T::widen(base + (long(iy) * p.iw + ix0 + lo) * x.ss, d + lo * icg, (hi - lo) * icg);
+      if (hi < p.kw) std::memcpy(d + hi * icg, padrow + hi * icg, sizeof(A) * (p.kw - hi) * icg);
+    }
+    for (long k = x.K; k < k1; ++k) buf[i * ld + k] = 0;
+    if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
+  }
+}
+
 // Gathers window elements [k0, k1) of `rows` pixels from m on (conv group g) into
 // buf[i * ld + (k - k0)], converting bytes to A; out-of-image taps read the pad bytes; elements
 // past K are 0. Divides once per call: per-row and per-tap divisions cost as much as the
@@ -75,12 +112,14 @@ struct Ctx {
 template <class T>
 void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T::A* buf, long ld) {
   const ConvParams& p = x.qp.conv;
+  // A run of taps along x is contiguous in a dense source without x dilation.
+  const bool runs = x.ss == x.icg && p.dw == 1;
+  if (runs && k0 == 0 && k1 >= x.K && p.kw * x.icg <= kMaxWindowRow)
+    return gather_window<T>(x, m, rows, g, k1, buf, ld);
   const long kend = std::min(k1, x.K);
   const uint8_t* pad = x.a.pad + g * x.icg;
   const int t0 = int(k0 / x.icg), c0 = int(k0 - long(t0) * x.icg);
   const int ky0 = t0 / p.kw, kx0 = t0 - ky0 * p.kw;
-  // A run of taps along x is contiguous in a dense source without x dilation.
-  const bool runs = x.ss == x.icg && p.dw == 1;
   const long hw = long(p.oh) * p.ow;
   long img = m / hw;
   int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
