@@ -212,9 +212,9 @@ __attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long l
     const int32_t* bias = a.bias + ch;
     const float* scale = a.scale + ch;
     const int32_t* cj = c + j * W;
-    if (!f32 && n == W) {  // the whole column with its constants in registers
+    if (!f32 && (n == W || T::kMaskedTail)) {  // the column with its constants in registers
       const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + ch : nullptr;
-      T::requant_rows(cj, ldc, rows, bias, scale, r, x.rs, a.rq, static_cast<uint8_t*>(a.dst) + o.m * x.ds + ch,
+      T::requant_rows(cj, ldc, rows, n, bias, scale, r, x.rs, a.rq, static_cast<uint8_t*>(a.dst) + o.m * x.ds + ch,
                       x.ds);
       continue;
     }

@@ -45,7 +45,8 @@ struct QEpilogueAvx2 {
   // scales and constants held in registers: dst is bytes, so inside a per-row call every store
   // may alias them and the compiler reloads all of them for each row (half the epilogue's time
   // on short windows). Row i reads res + i * rs and writes dst + i * ds.
-  static void requant_rows(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+  static constexpr bool kMaskedTail = false;  // n is always W
+  static void requant_rows(const int32_t* c, long ldc, int rows, int n, const int32_t* bias, const float* scale,
                            const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
     const V b = load32(bias);
     const __m256 s = _mm256_loadu_ps(scale), lo = _mm256_set1_ps(rq.lo), hi = _mm256_set1_ps(rq.hi);

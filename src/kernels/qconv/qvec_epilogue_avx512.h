@@ -42,12 +42,15 @@ struct QEpilogueAvx512 {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
   }
 
-  // requant() of c[i * ldc] + bias for `rows` rows of one full vector column, the constants in
-  // registers (per-row calls reload them: every byte store may alias them).
-  static void requant_rows(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+  // requant() of c[i * ldc] + bias for `rows` rows of one vector column of n lanes, the
+  // constants in registers (per-row calls reload them: every byte store may alias them).
+  // n < W lanes go through masked loads and stores (the same arithmetic per lane).
+  static constexpr bool kMaskedTail = true;
+  static void requant_rows(const int32_t* c, long ldc, int rows, int n, const int32_t* bias, const float* scale,
                            const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
-    const V b = load32(bias);
-    const __m512 s = _mm512_loadu_ps(scale), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
+    const __mmask16 m = n >= W ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
+    const V b = _mm512_maskz_loadu_epi32(m, bias);
+    const __m512 s = _mm512_maskz_loadu_ps(m, scale), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
     const __m512i zp = _mm512_set1_epi32(rq.zp);
     const __m512 rzp = _mm512_set1_ps(float(rq.res_zp)), rsc = _mm512_set1_ps(rq.res_scale);
     const int mid = rq.mid;
@@ -61,13 +64,13 @@ struct QEpilogueAvx512 {
       __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(load32(c + i * ldc), b)), s);
       if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
       if (res) {
-        const __m128i r8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs));
+        const __m128i r8 = _mm_maskz_loadu_epi8(m, res + i * rs);
         t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
       }
       if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
       t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), zp);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ds), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
+      _mm_mask_storeu_epi8(dst + i * ds, m, _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
     }
   }
 
