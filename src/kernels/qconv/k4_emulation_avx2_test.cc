@@ -41,12 +41,10 @@ bool accepts_emulated(const QConvParams& p, const CpuFeatures& cpu, std::string*
   return conv_well_formed(p.conv, why);
 }
 
-std::size_t no_workspace(const QConvParams&) { return 0; }
-
 }  // namespace
 
 extern const QConvKernel qconv_u8s8_igemm_6x16_k4emulated_avx2 = {
     "qconv_u8s8_igemm_6x16_k4emulated_avx2", accepts_emulated, qigemm::packed_bytes<int8_t, 16, 4>,
-    qigemm::pack<int8_t, 16, 4>, no_workspace, run_emulated};
+    qigemm::pack<int8_t, 16, 4>, qigemm::im2col_bytes<uint8_t, 6, 16, 4>, run_emulated};
 
 }  // namespace systolic::kernels

@@ -71,18 +71,18 @@ extern const QConvKernel qconv_u8s8_igemm_32x32_amx = {
 
 extern const QConvKernel qconv_u8s8_igemm_6x64_avx512vnni = {
     "qconv_u8s8_igemm_6x64_avx512vnni", accepts_avx512vnni_64, qigemm::packed_bytes<int8_t, 64, 4>,
-    qigemm::pack<int8_t, 64, 4>, no_workspace, qconv_igemm_6x64_avx512vnni_run};
+    qigemm::pack<int8_t, 64, 4>, qigemm::im2col_bytes<uint8_t, 6, 64, 4>, qconv_igemm_6x64_avx512vnni_run};
 
 extern const QConvKernel qconv_u8s8_igemm_8x32_avx512vnni = {
     "qconv_u8s8_igemm_8x32_avx512vnni", accepts_avx512vnni, qigemm::packed_bytes<int8_t, 32, 4>,
-    qigemm::pack<int8_t, 32, 4>, no_workspace, qconv_igemm_8x32_avx512vnni_run};
+    qigemm::pack<int8_t, 32, 4>, qigemm::im2col_bytes<uint8_t, 8, 32, 4>, qconv_igemm_8x32_avx512vnni_run};
 
 extern const QConvKernel qconv_u8s8_igemm_6x16_avxvnni = {
     "qconv_u8s8_igemm_6x16_avxvnni", accepts_avxvnni, qigemm::packed_bytes<int8_t, 16, 4>,
-    qigemm::pack<int8_t, 16, 4>, no_workspace, qconv_igemm_6x16_avxvnni_run};
+    qigemm::pack<int8_t, 16, 4>, qigemm::im2col_bytes<uint8_t, 6, 16, 4>, qconv_igemm_6x16_avxvnni_run};
 
 extern const QConvKernel qconv_u8s8_igemm_6x16_avx2 = {
     "qconv_u8s8_igemm_6x16_avx2", accepts_avx2, qigemm::packed_bytes<int16_t, 16, 2>,
-    qigemm::pack<int16_t, 16, 2>, no_workspace, qconv_igemm_6x16_avx2_run};
+    qigemm::pack<int16_t, 16, 2>, qigemm::im2col_bytes<int16_t, 6, 16, 2>, qconv_igemm_6x16_avx2_run};
 
 }  // namespace systolic::kernels

@@ -54,6 +54,30 @@ void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
           }
 }
 
+// Whether a conv's A rows are the source's own pixels (1x1, stride 1, no pad, whole groups of
+// KG channels): the tiles read them in place.
+template <class A, int KG>
+bool reads_in_place(const ConvParams& p) {
+  return std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
+         p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && (p.ic / p.groups) % KG == 0;
+}
+
+// The workspace of a conv whose windows are gathered once, M x Kp elements, before the tiles
+// run (0: gathered per task). That is where the weights are the larger operand (the tiles hold
+// fewer pixels than the panels hold channels: late layers at small batch), so the tasks split
+// the panels (block_grid) and each would gather the same windows again: ResNet-50's 7x7 3x3
+// convs at batch 1 gathered 225 KB eight times over.
+constexpr long kMaxIm2colBytes = 1L << 20;
+template <class A, int MR, int NR, int KG>
+std::size_t im2col_bytes(const QConvParams& qp) {
+  const ConvParams& p = qp.conv;
+  if (p.groups != 1 || reads_in_place<A, KG>(p)) return 0;
+  const long M = long(p.n) * p.oh * p.ow, Kp = ceil_div(long(p.kh) * p.kw * p.ic, KG) * KG;
+  if (ceil_div(M, MR) * MR >= ceil_div(p.oc, NR) * NR) return 0;
+  const long bytes = M * Kp * long(sizeof(A));
+  return bytes <= kMaxIm2colBytes ? std::size_t(bytes) : 0;
+}
+
 // The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
 namespace {
 
@@ -293,8 +317,17 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
                                   {kBlockBytes, kMaxBlockTiles, kL1WeightBytes, kMaxPartialBytes});
   static_assert(sizeof(A) == sizeof(B), "the block and the weight chunk count the same bytes per K element");
   x.kc = bg.kc;
-  x.direct = std::is_same_v<A, uint8_t> && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
-             p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KG == 0;
+  x.direct = reads_in_place<A, KG>(p);
+  // Small M: every window gathered once into the workspace, in blocks of rows across the pool.
+  A* const col = im2col_bytes<A, MR, NR, KG>(qp) ? static_cast<A*>(a.workspace) : nullptr;
+  if (col) {
+    constexpr long kRows = 16;
+    auto fill = [&](std::size_t b) {
+      const long m = long(b) * kRows;
+      gather<T>(x, m, int(std::min(kRows, M - m)), 0, 0, x.Kp, col + m * x.Kp, x.Kp);
+    };
+    pthreadpool_parallelize_1d(pool, fill, std::size_t(ceil_div(M, kRows)), kPoolFlags);
+  }
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
@@ -312,6 +345,9 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
       if (x.direct) {
         base = reinterpret_cast<const A*>(a.src + m0 * x.ss + long(g) * x.icg + k0);
         ld = x.ss;
+      } else if (col) {
+        base = col + m0 * x.Kp + k0;
+        ld = x.Kp;
       } else {
         gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
         base = buf;

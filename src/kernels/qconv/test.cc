@@ -223,6 +223,23 @@ TEST(QConv, LongWindowsAreChunked) {
   check({1, 4100, 2, 2, 17});                          // 1x1 with K past a chunk
 }
 
+// Fewer pixels than output channels: the vector kernels gather every window once into their
+// workspace and the tasks split the panels.
+TEST(QConv, SmallImagesGatherOnce) {
+  QConvParams q;
+  q.conv = make({1, 40, 5, 5, 96, 3, 3, 1, 1, 1, 1, 1, 1});
+  for (const char* name : {"qconv_u8s8_igemm_6x16_avx2", "qconv_u8s8_igemm_6x64_avx512vnni"})
+    EXPECT_GT(qconv_find(name)->workspace_bytes(q), 0u) << name;
+  Options o;
+  o.threads = 2;
+  o.residual = true;
+  o.src_pad = 3;
+  o.dst_pad = 1;
+  EXPECT_GE(check({1, 40, 5, 5, 96, 3, 3, 1, 1, 1, 1, 1, 1}, o), 2);
+  EXPECT_GE(check({1, 520, 3, 3, 160, 3, 3, 1, 1, 1, 1, 1, 1}, o, 3), 2);  // several K chunks
+  EXPECT_GE(check({2, 7, 4, 4, 72, 3, 3, 2, 2, 1, 1, 1, 1}, o, 5), 2);     // stride 2, ragged K
+}
+
 TEST(QConv, ResidualReluAndSlices) {
   Options o;
   o.residual = true;
