@@ -75,7 +75,7 @@ std::size_t im2col_bytes(const QConvParams& qp) {
   const long M = long(p.n) * p.oh * p.ow, Kp = ceil_div(long(p.kh) * p.kw * p.ic, KG) * KG;
   if (ceil_div(M, MR) * MR >= ceil_div(p.oc, NR) * NR) return 0;
   const long bytes = M * Kp * long(sizeof(A));
-  return bytes <= kMaxIm2colBytes ? std::size_t(bytes) : 0;
+  return bytes <= kMaxIm2colBytes ? std::size_t(bytes) + 64 * sizeof(A) : 0;  // gather_window's slack
 }
 
 // The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
@@ -98,7 +98,9 @@ constexpr int kMaxWindowRow = 1024;
 // gather() of whole windows (one K chunk) from a dense source without x dilation: per pixel
 // and kernel row, the taps inside the image are one contiguous copy and the rest the input's
 // zero points. The 3-channel 7x7 stem spent half its time in the general loop, a few bytes
-// per step.
+// per step. A traits' widen_over may write up to 63 elements past a copy's end: the copies run
+// in increasing k, the K padding is zeroed last, and every gather buffer keeps 64 elements of
+// slack after its last row.
 template <class T>
 void gather_window(const Ctx& x, long m, int rows, int g, long k1, typename T::A* buf, long ld) {
   using A = typename T::A;
@@ -121,7 +123,9 @@ void gather_window(const Ctx& x, long m, int rows, int g, long k1, typename T::A
         continue;
       }
       if (lo > 0) std::memcpy(d, padrow, sizeof(A) * lo * icg);
-      T::widen(base + (long(iy) * p.iw + ix0 + lo) * x.ss, d + lo * icg, (hi - lo) * icg);
+      const uint8_t* s = base + (long(iy) * p.iw + ix0 + lo) * x.ss;
+      if constexpr (requires { T::widen_over(s, d, 0); }) T::widen_over(s, d + lo * icg, (hi - lo) * icg);
+      else T::widen(s, d + lo * icg, (hi - lo) * icg);
       if (hi < p.kw) std::memcpy(d + hi * icg, padrow + hi * icg, sizeof(A) * (p.kw - hi) * icg);
     }
     for (long k = x.K; k < k1; ++k) buf[i * ld + k] = 0;

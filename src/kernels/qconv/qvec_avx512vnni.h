@@ -23,6 +23,14 @@ struct QVecAvx512Vnni : QEpilogueAvx512 {
   static V loadb(const int8_t* p) { return _mm512_loadu_si512(p); }
   static V dot(V acc, V a, V b) { return _mm512_dpbusd_epi32(acc, a, b); }
   static void widen(const uint8_t* s, uint8_t* d, int n) { std::memcpy(d, s, n); }
+  // widen() that may write up to 31 bytes past d + n, for gather_window (see there): a masked
+  // load and whole stores, inline, where a libc call per few-byte run cost more than the copy.
+  static void widen_over(const uint8_t* s, uint8_t* d, int n) {
+    for (; n >= 32; n -= 32, s += 32, d += 32)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+    if (n > 0)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_maskz_loadu_epi8((uint32_t(1) << n) - 1, s));
+  }
 };
 
 }  // namespace systolic::kernels
