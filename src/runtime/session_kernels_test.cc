@@ -87,7 +87,9 @@ TEST(SessionKernels, AttentionOpsRunOnKernelsAndMatchTheInterpreter) {
   EXPECT_EQ(kernel["ln"].rfind("norm_f32_", 0), 0u) << kernel["ln"];
   EXPECT_EQ(kernel["pv_mixed"], "interp");
   EXPECT_EQ(kernel["softmax_inner"], "interp");
-  if (vec) EXPECT_NE(kernel["qk"], "matmul_f32_ref");
+  if (vec) {
+    EXPECT_NE(kernel["qk"], "matmul_f32_ref");
+  }
 }
 
 }  // namespace systolic::testing

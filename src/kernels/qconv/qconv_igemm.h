@@ -62,20 +62,23 @@ bool reads_in_place(const ConvParams& p) {
          p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && (p.ic / p.groups) % KG == 0;
 }
 
-// The workspace of a conv whose windows are gathered once, M x Kp elements, before the tiles
+// The workspace of a conv whose windows are gathered once, M rows of Kp elements, before the tiles
 // run (0: gathered per task). That is where the weights are the larger operand (the tiles hold
 // fewer pixels than the panels hold channels: late layers at small batch), so the tasks split
 // the panels (block_grid) and each would gather the same windows again: ResNet-50's 7x7 3x3
 // convs at batch 1 gathered 225 KB eight times over.
 constexpr long kMaxIm2colBytes = 1L << 20;
+// Elements after each gathered row: the rows are gathered in parallel blocks, so a copy_run
+// past a row's end must not reach the next row.
+constexpr long kIm2colSlack = 64;
 template <class A, int MR, int NR, int KG>
 std::size_t im2col_bytes(const QConvParams& qp) {
   const ConvParams& p = qp.conv;
   if (p.groups != 1 || reads_in_place<A, KG>(p)) return 0;
   const long M = long(p.n) * p.oh * p.ow, Kp = ceil_div(long(p.kh) * p.kw * p.ic, KG) * KG;
   if (ceil_div(M, MR) * MR >= ceil_div(p.oc, NR) * NR) return 0;
-  const long bytes = M * Kp * long(sizeof(A));
-  return bytes <= kMaxIm2colBytes ? std::size_t(bytes) + 64 * sizeof(A) : 0;  // gather_window's slack
+  const long bytes = M * (Kp + kIm2colSlack) * long(sizeof(A));
+  return bytes <= kMaxIm2colBytes ? std::size_t(bytes) : 0;
 }
 
 // The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
@@ -92,15 +95,23 @@ struct Ctx {
   bool direct;       // A rows read in place from the source (u8 A, 1x1, stride 1, no pad)
 };
 
+// One kernel row of gather_window: the traits' widen_over where it has one. It may write up to
+// 63 elements past the run: a row is written in increasing k with its K padding zeroed last,
+// one task writes a block's rows in order, and every buffer keeps 64 elements of slack after
+// each block (the small-M workspace after each row: its blocks are gathered in parallel).
+template <class T>
+SYSTOLIC_INLINE void copy_run(const uint8_t* s, typename T::A* d, int n) {
+  if constexpr (requires { T::widen_over(s, d, n); }) T::widen_over(s, d, n);
+  else T::widen(s, d, n);
+}
+
 // The longest kernel row (kw x channels) gather_window takes.
 constexpr int kMaxWindowRow = 1024;
 
 // gather() of whole windows (one K chunk) from a dense source without x dilation: per pixel
 // and kernel row, the taps inside the image are one contiguous copy and the rest the input's
 // zero points. The 3-channel 7x7 stem spent half its time in the general loop, a few bytes
-// per step. A traits' widen_over may write up to 63 elements past a copy's end: the copies run
-// in increasing k, the K padding is zeroed last, and every gather buffer keeps 64 elements of
-// slack after its last row.
+// per step.
 template <class T>
 void gather_window(const Ctx& x, long m, int rows, int g, long k1, typename T::A* buf, long ld) {
   using A = typename T::A;
@@ -123,9 +134,7 @@ void gather_window(const Ctx& x, long m, int rows, int g, long k1, typename T::A
         continue;
       }
       if (lo > 0) std::memcpy(d, padrow, sizeof(A) * lo * icg);
-      const uint8_t* s = base + (long(iy) * p.iw + ix0 + lo) * x.ss;
-      if constexpr (requires { T::widen_over(s, d, 0); }) T::widen_over(s, d + lo * icg, (hi - lo) * icg);
-      else T::widen(s, d + lo * icg, (hi - lo) * icg);
+      copy_run<T>(base + (long(iy) * p.iw + ix0 + lo) * x.ss, d + lo * icg, (hi - lo) * icg);
       if (hi < p.kw) std::memcpy(d + hi * icg, padrow + hi * icg, sizeof(A) * (p.kw - hi) * icg);
     }
     for (long k = x.K; k < k1; ++k) buf[i * ld + k] = 0;
@@ -328,7 +337,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     constexpr long kRows = 16;
     auto fill = [&](std::size_t b) {
       const long m = long(b) * kRows;
-      gather<T>(x, m, int(std::min(kRows, M - m)), 0, 0, x.Kp, col + m * x.Kp, x.Kp);
+      gather<T>(x, m, int(std::min(kRows, M - m)), 0, 0, x.Kp, col + m * (x.Kp + kIm2colSlack), x.Kp + kIm2colSlack);
     };
     pthreadpool_parallelize_1d(pool, fill, std::size_t(ceil_div(M, kRows)), kPoolFlags);
   }
@@ -350,8 +359,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         base = reinterpret_cast<const A*>(a.src + m0 * x.ss + long(g) * x.icg + k0);
         ld = x.ss;
       } else if (col) {
-        base = col + m0 * x.Kp + k0;
-        ld = x.Kp;
+        ld = x.Kp + kIm2colSlack;
+        base = col + m0 * ld + k0;
       } else {
         gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
         base = buf;

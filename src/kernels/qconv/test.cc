@@ -238,6 +238,9 @@ TEST(QConv, SmallImagesGatherOnce) {
   EXPECT_GE(check({1, 40, 5, 5, 96, 3, 3, 1, 1, 1, 1, 1, 1}, o), 2);
   EXPECT_GE(check({1, 520, 3, 3, 160, 3, 3, 1, 1, 1, 1, 1, 1}, o, 3), 2);  // several K chunks
   EXPECT_GE(check({2, 7, 4, 4, 72, 3, 3, 2, 2, 1, 1, 1, 1}, o, 5), 2);     // stride 2, ragged K
+  o.src_pad = 0;  // a dense source: whole kernel rows at once (gather_window)
+  EXPECT_GE(check({1, 40, 5, 5, 96, 3, 3, 1, 1, 1, 1, 1, 1}, o, 7), 2);
+  EXPECT_GE(check({2, 3, 9, 9, 64, 7, 7, 2, 2, 3, 3, 3, 3}, o, 9), 2);
 }
 
 TEST(QConv, ResidualReluAndSlices) {
