@@ -4,10 +4,12 @@
 #include <onnx/onnx_pb.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "frontend/onnx/import.h"
 
@@ -203,12 +206,68 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
   return content_hash(k.data(), k.size());
 }
 
+uint64_t cache_max_bytes(std::string* note) {
+  constexpr uint64_t kDefault = uint64_t(2) << 30;
+  const char* v = std::getenv("SYSTOLIC_CACHE_MAX");
+  if (!v || !*v) return kDefault;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  // An optional K, M or G (powers of 1024), optionally followed by B or iB.
+  std::string_view rest(end);
+  uint64_t unit = 1;
+  if (!rest.empty()) {
+    const int u = std::toupper(static_cast<unsigned char>(rest[0]));
+    unit = u == 'K' ? uint64_t(1) << 10 : u == 'M' ? uint64_t(1) << 20 : u == 'G' ? uint64_t(1) << 30 : 0;
+    rest.remove_prefix(1);
+    if (rest == "B" || rest == "b" || rest == "iB") rest = {};
+    if (!rest.empty()) unit = 0;
+  }
+  if (end == v || errno == ERANGE || unit == 0 || v[0] == '-' || (unit > 1 && n > UINT64_MAX / unit)) {
+    if (note) *note = std::string("ignoring SYSTOLIC_CACHE_MAX='") + v + "' (not a size such as 2G or 500M); capping the cache at 2 GiB";
+    return kDefault;
+  }
+  return uint64_t(n) * unit;
+}
+
+void evict_lru(const std::string& dir, uint64_t cap, const std::string& keep) {
+  struct Entry {
+    std::string path;
+    uint64_t bytes;
+    struct timespec used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.size() < 6 || name.compare(name.size() - 5, 5, ".plan") != 0) continue;  // not temporaries
+    const std::string path = dir + "/" + name;
+    struct stat sb;
+    if (stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+    entries.push_back({path, uint64_t(sb.st_size), sb.st_mtim});
+    total += uint64_t(sb.st_size);
+  }
+  closedir(d);
+  if (total <= cap) return;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.used.tv_sec != b.used.tv_sec ? a.used.tv_sec < b.used.tv_sec : a.used.tv_nsec < b.used.tv_nsec;
+  });
+  for (const Entry& e : entries) {
+    if (total <= cap) break;
+    if (e.path == keep) continue;
+    if (std::remove(e.path.c_str()) == 0 || errno == ENOENT) total -= e.bytes;  // another process may have got there first
+  }
+}
+
 Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const plan::CompileOptions& opts,
                                             const std::string& cache_dir) {
   CachedCompile r;
   const auto t0 = clock_type::now();
   std::string entry;
-  if (!cache_dir.empty()) {
+  const uint64_t cap = cache_dir.empty() ? 0 : cache_max_bytes(&r.note);
+  if (cap > 0) {
     const MappedFile model(model_path);  // hashed in place: no copy
     if (!model.view().empty())
       entry = cache_dir + "/" + stem_of(model_path) + "-b" + std::to_string(opts.batch) + "-" +
@@ -224,6 +283,7 @@ Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const
         why = Err("compiled for other options");
       if (why.ok()) why = plan::check_runnable(**p, opts.cpu_set ? opts.cpu : host_cpu());
       if (why.ok()) {
+        utimensat(AT_FDCWD, entry.c_str(), nullptr, 0);  // most recently used (eviction order)
         r.program = *p;
         r.hit = true;
         r.path = entry;
@@ -231,7 +291,8 @@ Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const
         r.load_ms = ms_since(t0);
         return r;
       }
-      r.note = "ignoring the cached plan " + entry + " (" + why.message() + "); recompiling";
+      r.note += (r.note.empty() ? "" : "; ") + std::string("ignoring the cached plan ") + entry + " (" + why.message() +
+                "); recompiling";
     }
   }
   const auto c0 = clock_type::now();
@@ -254,6 +315,7 @@ Expected<CachedCompile> compile_onnx_cached(const std::string& model_path, const
     return r;
   }
   r.path = entry;
+  evict_lru(cache_dir, cap, entry);
   return r;
 }
 

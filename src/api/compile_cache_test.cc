@@ -1,11 +1,16 @@
 // Compile cache: a second load hits and runs identically, a damaged entry is recompiled,
-// the key follows batch / optimize / model bytes, an unusable directory only disables caching.
+// the key follows batch / optimize / model bytes, an unusable directory only disables caching,
+// SYSTOLIC_CACHE_MAX caps the entries (least recently used out first).
 #include "api/compile_cache.h"
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 
 #include "runtime/session.h"
@@ -129,6 +134,81 @@ TEST(CompileCache, UnusableDirectoryOnlyDisablesCaching) {
   auto missing = compile_onnx_cached(dir + "/missing.onnx", plan::CompileOptions{}, dir + "/cache");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos) << missing.status().message();
+}
+
+// Sets an environment variable for one scope.
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
+TEST(CompileCache, SizeCapParsesAndRefusesNonsense) {
+  std::string note;
+  EXPECT_EQ(cache_max_bytes(&note), uint64_t(2) << 30);  // unset: 2 GiB
+  const std::pair<const char*, uint64_t> good[] = {{"1024", 1024},       {"500M", uint64_t(500) << 20},
+                                                    {"2G", uint64_t(2) << 30}, {"64KiB", uint64_t(64) << 10},
+                                                    {"3gb", uint64_t(3) << 30}, {"0", 0}};
+  for (const auto& [v, want] : good) {
+    ScopedEnv e("SYSTOLIC_CACHE_MAX", v);
+    note.clear();
+    EXPECT_EQ(cache_max_bytes(&note), want) << v;
+    EXPECT_TRUE(note.empty()) << v << ": " << note;
+  }
+  for (const char* v : {"abc", "5X", "-1", "12MBx", "99999999999999999999G"}) {
+    ScopedEnv e("SYSTOLIC_CACHE_MAX", v);
+    note.clear();
+    EXPECT_EQ(cache_max_bytes(&note), uint64_t(2) << 30) << v;
+    EXPECT_NE(note.find("SYSTOLIC_CACHE_MAX"), std::string::npos) << v;
+  }
+}
+
+TEST(CompileCache, EvictsLeastRecentlyUsedPlansOnly) {
+  const std::string dir = temp_dir("lru");
+  auto make = [&](const std::string& name, long age_s) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path, std::ios::binary) << std::string(100, 'x');
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age_s;
+    t[1] = t[0];
+    EXPECT_EQ(utimensat(AT_FDCWD, path.c_str(), t, 0), 0);
+    return path;
+  };
+  const std::string a = make("a.plan", 300), b = make("b.plan", 200), c = make("c.plan", 100);
+  const std::string tmp = make("d.plan.tmp.42", 400), other = make("notes.json", 500);
+  auto exists = [](const std::string& p) { return access(p.c_str(), F_OK) == 0; };
+  evict_lru(dir, 250, c);  // 300 bytes of plans: the oldest goes
+  EXPECT_FALSE(exists(a));
+  EXPECT_TRUE(exists(b) && exists(c));
+  EXPECT_TRUE(exists(tmp) && exists(other));  // a writer's temporary and other files are not entries
+  evict_lru(dir, 50, c);  // the entry just written stays even where it alone is over the cap
+  EXPECT_FALSE(exists(b));
+  EXPECT_TRUE(exists(c));
+}
+
+TEST(CompileCache, CapEvictsOlderEntriesAndZeroTurnsCachingOff) {
+  const std::string dir = temp_dir("cap");
+  const std::string model = write_model(dir);
+  plan::CompileOptions one, two;
+  two.batch = 2;
+  {
+    ScopedEnv e("SYSTOLIC_CACHE_MAX", "1");  // room for the newest entry only
+    auto a = compile_onnx_cached(model, one, dir + "/cache");
+    ASSERT_TRUE(a.ok() && !a->path.empty()) << (a.ok() ? a->note : a.status().message());
+    auto b = compile_onnx_cached(model, two, dir + "/cache");
+    ASSERT_TRUE(b.ok() && !b->path.empty());
+    EXPECT_NE(access(a->path.c_str(), F_OK), 0) << "the older entry was evicted";
+    auto again = compile_onnx_cached(model, two, dir + "/cache");
+    ASSERT_TRUE(again.ok());
+    EXPECT_TRUE(again->hit);
+  }
+  ScopedEnv e("SYSTOLIC_CACHE_MAX", "0");
+  auto off = compile_onnx_cached(model, one, dir + "/cache2");
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->hit);
+  EXPECT_TRUE(off->path.empty());
+  EXPECT_NE(access((dir + "/cache2").c_str(), F_OK), 0);
 }
 
 }  // namespace
