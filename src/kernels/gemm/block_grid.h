@@ -24,6 +24,11 @@ struct BlockLimits {
 
 constexpr long grid_ceil_div(long a, long b) { return (a + b - 1) / b; }
 
+// Whether the weights are the larger operand: the tiles (of mr rows) hold fewer pixels than the
+// panels (nr wide) hold channels, as in late layers at small batch. block_grid then splits the
+// panels first, and the vector drivers gather the windows once for all tasks.
+constexpr bool panels_first(long tiles, long mr, long panels, long nr) { return tiles * mr < panels * nr; }
+
 // `k` elements of `elem` bytes in steps of `step`; tiles of `mr` rows and `nr`-wide panels whose
 // partial sums take `tile_partial` bytes; `threads` in the pool.
 inline BlockGrid block_grid(long k, long step, long elem, long mr, long nr, long tiles, long panels, long groups,
@@ -35,11 +40,9 @@ inline BlockGrid block_grid(long k, long step, long elem, long mr, long nr, long
   b.bt = std::clamp<long>(lim.block_bytes / (mr * b.kc * elem), 1, lim.max_tiles);
   const long want = threads > 1 ? 4 * threads : 1;  // tasks for the pool to balance
   b.mblocks = grid_ceil_div(tiles, b.bt);
-  if (tiles * mr < panels * nr) {
-    // Fewer pixels than output channels (late layers at small batch): the weights are the
-    // larger operand, and every M block streams all of its panels' weights again, so split
-    // the panels first (ResNet-50's 7x7 layers at batch 1 read their 2.4 MB of weights five
-    // times over from L3, M blocks of two tiles each).
+  if (panels_first(tiles, mr, panels, nr)) {
+    // Every M block streams all of its panels' weights again (ResNet-50's 7x7 layers at batch
+    // 1 ran five M blocks of two tiles over 2.4 MB of weights).
     b.pgroups = std::min(panels, grid_ceil_div(want, b.mblocks * groups));
     if (b.mblocks * b.pgroups * groups < want) b.mblocks = std::min(tiles, grid_ceil_div(want, b.pgroups * groups));
   } else {

@@ -62,11 +62,10 @@ bool reads_in_place(const ConvParams& p) {
          p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && (p.ic / p.groups) % KG == 0;
 }
 
-// The workspace of a conv whose windows are gathered once, M rows of Kp elements, before the tiles
-// run (0: gathered per task). That is where the weights are the larger operand (the tiles hold
-// fewer pixels than the panels hold channels: late layers at small batch), so the tasks split
-// the panels (block_grid) and each would gather the same windows again: ResNet-50's 7x7 3x3
-// convs at batch 1 gathered 225 KB eight times over.
+// The workspace of a conv whose windows are gathered once, M rows of Kp elements, before the
+// tiles run (0: gathered per task). That is where block_grid splits the panels first, and each
+// task would gather the same windows again: ResNet-50's 7x7 3x3 convs at batch 1 gathered
+// 225 KB eight times over.
 constexpr long kMaxIm2colBytes = 1L << 20;
 // Elements after each gathered row: the rows are gathered in parallel blocks, so a copy_run
 // past a row's end must not reach the next row.
@@ -76,7 +75,7 @@ std::size_t im2col_bytes(const QConvParams& qp) {
   const ConvParams& p = qp.conv;
   if (p.groups != 1 || reads_in_place<A, KG>(p)) return 0;
   const long M = long(p.n) * p.oh * p.ow, Kp = ceil_div(long(p.kh) * p.kw * p.ic, KG) * KG;
-  if (ceil_div(M, MR) * MR >= ceil_div(p.oc, NR) * NR) return 0;
+  if (!panels_first(ceil_div(M, MR), MR, ceil_div(p.oc, NR), NR)) return 0;
   const long bytes = M * (Kp + kIm2colSlack) * long(sizeof(A));
   return bytes <= kMaxIm2colBytes ? std::size_t(bytes) : 0;
 }
@@ -187,9 +186,9 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T:
 }
 
 // acc[MR][NV] += sum over KG-groups kg < ng of rows a + i * ld x the panel w. The rows are
-// addressed from a base per five rows with ld, 2 ld, 3 ld and 4 ld as scaled indexes (a pointer
-// per row would not fit the general registers past 8 rows: reloading them cost a third of the
-// 12-row tile's rate).
+// addressed from a base per five rows with ld, 2 ld, 3 ld and 4 ld as scaled indexes: against
+// a + i * ld + k * KG per row, 3 interleaved single-thread runs of systolic_kernel_bench gave
+// the 6x16 AVX2 tile 182 vs 155 GOP/s and the VNNI tiles 1-8% more.
 template <class T, int MR, int NV>
 SYSTOLIC_INLINE void dot_tile(long ng, const typename T::A* a, long ld, const typename T::B* w,
                               typename T::V (&acc)[MR][NV]) {
@@ -234,9 +233,10 @@ struct TileOut {
 
 // The epilogue of `rows` pixels whose sums (bias not yet added) wait in c[i * ldc + column]:
 // bias, requantization (or dequantization) and the store, W lanes at a time; a ragged last
-// vector goes through a stack copy and the scalar form of the same arithmetic. The tile loop
-// parks its accumulators in memory first: with the epilogue in the same function, GCC kept
-// half of a 24-register tile on the stack inside the K loop (the 12x32 tile at half the rate).
+// vector goes through a stack copy and the scalar form of the same arithmetic (or, with
+// kMaskedTail, requant_rows under a lane mask). The tile loop parks its accumulators in memory
+// first: with the epilogue in the same function, GCC kept part of the 24-register 6x64 tile on
+// the stack inside the K loop (a 1x1 1024->256 conv at 704 instead of 910 GOP/s per thread).
 template <class T, int NV>
 __attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long ldc, int rows, const TileOut& o) {
   constexpr int W = T::W;
