@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <fstream>
+
 #include "frontend/onnx/import.h"
 #include "plan/program.h"
 #include "runtime/session.h"
+#include "tests/temp_dir.h"
 
 namespace systolic {
 namespace {
@@ -88,14 +91,75 @@ TEST(MalformedModels, EachGetsANamedError) {
       {model("Transpose", {"x"}, {}, [](onnx::NodeProto* n) { ints_attr(n, "perm", {0, 0, 1, 2}); }),
        "not a permutation"},
       {model("MaxPool", {"x"}, {}, [](onnx::NodeProto* n) { ints_attr(n, "kernel_shape", {0, 0}); }), "must be positive"},
-      {model("Expand", {"x", "s"}, {{"s", {4}, true, {1e12, 3, 8, 8}}}), "too large"},
+      {model("Expand", {"x", "s"}, {{"s", {4}, true, {1e12, 3, 8, 8}}}), "more than 2^36 elements"},
       {model("Expand", {"x", "s"}, {{"s", {4}, true, {1e8, 3, 8, 8}}}), "GiB of activations"},
       {model("Conv", {"x", "w"}, {{"w", {4, 3, 1, 1}, false, std::vector<double>(5, 0.0)}}), "needs 12"},
+      // ONNX's operator schema: required inputs, input counts, the op's opsets.
+      {model("Slice", {"x", "s", ""}, {{"s", {1}, true, {0}}}), "required input 2 (ends) is missing"},
+      {model("Relu", {"x", "x"}, {}), "it takes 1 to 1 inputs"},
+      {model("LayerNormalization", {"x"}, {}), "not an operator of ONNX opset 13"},
   };
   for (const Case& c : cases) {
     const std::string err = first_error(c.bytes);
     EXPECT_NE(err.find(c.needle), std::string::npos) << "wanted '" << c.needle << "', got '" << err << "'";
   }
+}
+
+// Initializers that declare more than they hold are refused before anything is allocated: raw
+// data of the wrong size, a 10^12-element shape, external data past its file or with a
+// malformed offset.
+TEST(MalformedModels, ExternalDataAndGiantInitializers) {
+  const std::string dir = testing::scratch_dir("malformed_external");
+  {
+    std::ofstream f(dir + "/w.bin", std::ios::binary);
+    f << std::string(4 * 12, '\0');
+  }
+  auto with_weight = [](const std::vector<int64_t>& dims, const std::function<void(onnx::TensorProto*)>& fill) {
+    onnx::ModelProto m;
+    m.ParseFromString(model("Conv", {"x", "w"}, {}));
+    auto* t = m.mutable_graph()->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    fill(t);
+    return m.SerializeAsString();
+  };
+  auto external = [](const std::string& offset, const std::string& length) {
+    return [=](onnx::TensorProto* t) {
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto kv = [&](const char* k, const std::string& v) {
+        auto* e = t->add_external_data();
+        e->set_key(k);
+        e->set_value(v);
+      };
+      kv("location", "w.bin");
+      if (!offset.empty()) kv("offset", offset);
+      if (!length.empty()) kv("length", length);
+    };
+  };
+  struct Case {
+    std::string bytes, needle;
+  } cases[] = {
+      {with_weight({4, 3, 1, 1}, [](onnx::TensorProto* t) { t->set_raw_data(std::string(40, '\0')); }),
+       "raw data has 40 bytes"},
+      {with_weight({1000000, 1000000, 1, 1}, [](onnx::TensorProto* t) { t->set_raw_data(std::string(4, '\0')); }),
+       "more than 2^36 elements"},
+      {with_weight({-4, 3, 1, 1}, [](onnx::TensorProto* t) {}), "negative dimension"},
+      {with_weight({4, 3, 1, 1}, external("8", "")), "runs past the end"},
+      {with_weight({4, 3, 1, 1}, external("999999999999", "")), "runs past the end"},
+      {with_weight({4, 3, 1, 1}, external("-8", "")), "not a byte count"},
+      {with_weight({4, 3, 1, 1}, external("12abc", "")), "not a byte count"},
+      {with_weight({4, 3, 1, 1}, external("0", "99999999999999999999")), "not a byte count"},
+      {with_weight({65536, 65536, 4, 1}, external("0", "")), "runs past the end"},
+  };
+  for (const Case& c : cases) {
+    auto g = frontend::import_onnx_bytes(c.bytes, dir);
+    const std::string err = g.ok() ? "" : g.status().message();
+    EXPECT_NE(err.find(c.needle), std::string::npos) << "wanted '" << c.needle << "', got '" << err << "'";
+  }
+  // The well-formed external weight imports.
+  auto ok = frontend::import_onnx_bytes(with_weight({4, 3, 1, 1}, external("0", "48")), dir);
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
 }
 
 }  // namespace systolic

@@ -47,7 +47,9 @@ class Expected {
   T& value() { return std::get<0>(v_); }
   const T& value() const { return std::get<0>(v_); }
   T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
   T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
   Status status() const { return ok() ? Status::Ok() : std::get<1>(v_); }
 
  private:

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -97,9 +98,11 @@ bool make_dirs(const std::string& dir) {
   return stat(dir.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+// Writes `bytes` to a temporary file beside `path` and renames it over `path`. The temporary
+// name is unique per process and per call, so concurrent stores of one key never share it.
 Status write_atomic(const std::string& path, const std::string& bytes) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  static std::atomic<uint64_t> serial{0};
+  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(serial++);
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return Err("%s", std::strerror(errno));
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();

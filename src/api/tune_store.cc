@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -69,20 +70,21 @@ Expected<std::optional<TunedConfig>> load_tuned(const std::string& model_path, c
   const auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   auto bad = [&](const char* why) { return Err("tuned configuration %s is %s; rerun systolic tune", k->file.c_str(), why); };
   if (!j.is_object()) return bad("not valid JSON");
-  // The file name is a truncated hash: check what it was saved for.
-  if (j.value("version", 0) != kStoreVersion) return bad("from another version");
-  if (j.value("model_hash", "") != k->model_hash || j.value("precision", "") != precision || j.value("host", nlohmann::json()) != host_json())
-    return bad("for another model, precision or host");
   TunedConfig c;
-  try {
+  try {  // value() and get() throw on a field of the wrong type: the file is another program's
+    // The file name is a truncated hash: check what it was saved for.
+    if (j.value("version", 0) != kStoreVersion) return bad("from another version");
+    if (j.value("model_hash", "") != k->model_hash || j.value("precision", "") != precision ||
+        j.value("host", nlohmann::json()) != host_json())
+      return bad("for another model, precision or host");
     c.batch = j.at("batch").get<int64_t>();
-    c.threads = j.at("threads").get<int>();
-    c.instances = j.at("instances").get<int>();
+    c.threads = static_cast<int>(std::clamp<int64_t>(j.at("threads").get<int64_t>(), 0, 1 << 16));
+    c.instances = static_cast<int>(std::clamp<int64_t>(j.at("instances").get<int64_t>(), 0, 1 << 16));
     c.throughput_per_s = j.at("throughput_per_s").get<double>();
     c.p99_ms = j.at("p99_ms").get<double>();
     c.peak_bytes = j.at("peak_bytes").get<int64_t>();
   } catch (const nlohmann::json::exception&) {
-    return bad("missing a field");
+    return bad("missing a field or holding one of the wrong type");
   }
   if (c.batch < 1 || c.threads < 1 || c.instances < 1) return bad("out of range");
   c.path = k->file;

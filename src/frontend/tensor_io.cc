@@ -356,12 +356,16 @@ Status check_tensor(const std::string& path, const HostTensor& t) {
 
 }  // namespace
 
+Expected<HostTensor> parse_tensor(const std::string& bytes, const std::string& where) {
+  if (bytes.empty()) return Err("%s: file is empty", where.c_str());
+  if (bytes.compare(0, kNpyMagicLen, kNpyMagic, kNpyMagicLen) == 0) return parse_npy(where, bytes);
+  return parse_pb(where, bytes);
+}
+
 Expected<HostTensor> load_tensor(const std::string& path) {
   std::string bytes;
   SYSTOLIC_RETURN_IF_ERROR(read_file(path, &bytes));
-  if (bytes.empty()) return Err("%s: file is empty", path.c_str());
-  if (bytes.compare(0, kNpyMagicLen, kNpyMagic, kNpyMagicLen) == 0) return parse_npy(path, bytes);
-  return parse_pb(path, bytes);
+  return parse_tensor(bytes, path);
 }
 
 Status save_npy(const std::string& path, const HostTensor& t) {

@@ -12,6 +12,8 @@ namespace systolic::frontend {
 // files starting with "\x93NUMPY" are .npy, everything else is parsed as a TensorProto.
 // Every malformed file gives an error naming the file and the problem.
 Expected<runtime::HostTensor> load_tensor(const std::string& path);
+// The same from bytes in memory; `where` names them in errors.
+Expected<runtime::HostTensor> parse_tensor(const std::string& bytes, const std::string& where);
 
 // Writes NumPy format 1.0 (2.0 only if the header would not fit), data aligned to 64 bytes.
 Status save_npy(const std::string& path, const runtime::HostTensor& t);

@@ -32,7 +32,10 @@ std::vector<int64_t> read_ints(const TensorRef& t) {
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (t.dtype == ir::DType::i64) v[i] = t.as<int64_t>()[i];
     else if (t.dtype == ir::DType::i32) v[i] = t.as<int32_t>()[i];
-    else if (t.dtype == ir::DType::f32) v[i] = static_cast<int64_t>(t.as<float>()[i]);
+    else if (t.dtype == ir::DType::f32) {  // saturating: a cast past int64 (or of NaN) is undefined
+      const float f = t.as<float>()[i];
+      v[i] = f != f ? 0 : f >= 0x1p63f ? INT64_MAX : f < -0x1p63f ? INT64_MIN : static_cast<int64_t>(f);
+    }
     else v[i] = 0;
   }
   return v;

@@ -1,6 +1,7 @@
 // Reference element-wise ops: activations, Round, RoundBf16, arithmetic with numpy broadcasting, variadic
 // Min and Max, Cast, Where.
 #include <cmath>
+#include <type_traits>
 #include <cstring>
 
 #include "interp/dispatch.h"
@@ -16,14 +17,29 @@ using ir::Op;
 
 template <typename T>
 T binary(Op op, T a, T b) {
-  switch (op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div:
-      if constexpr (std::is_integral_v<T>) return b == 0 ? T(0) : static_cast<T>(a / b);
-      else return a / b;
-    default: return a;
+  if constexpr (std::is_integral_v<T>) {
+    // Integers wrap around (two's complement), as in ONNX Runtime: computed unsigned (and at
+    // least as wide as unsigned int, so promotion cannot make it signed), since a signed
+    // overflow is undefined.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    switch (op) {
+      case Op::Add: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Op::Sub: return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+      case Op::Mul: return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+      case Op::Div:
+        if (b == 0) return T(0);
+        if (std::is_signed_v<T> && b == T(-1)) return static_cast<T>(U(0) - static_cast<U>(a));  // MIN / -1
+        return static_cast<T>(a / b);
+      default: return a;
+    }
+  } else {
+    switch (op) {
+      case Op::Add: return a + b;
+      case Op::Sub: return a - b;
+      case Op::Mul: return a * b;
+      case Op::Div: return a / b;
+      default: return a;
+    }
   }
 }
 

@@ -891,7 +891,7 @@ Status infer_op(const ir::Node& n, const std::vector<TensorRef>& in, std::vector
       Shape s = xs;
       for (int64_t d = 0; d < r; ++d) {
         if (rep[d] < 0) return NERR("negative repeat");
-        s[d] *= rep[d];
+        if (__builtin_mul_overflow(s[d], rep[d], &s[d]) || s[d] > ir::kMaxElements) return NERR("repeats too large");
       }
       out(s, x.dtype);
       return Status::Ok();

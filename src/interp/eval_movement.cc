@@ -212,9 +212,10 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       for (const TensorRef& t : in) {
         if (!t.data && t.numel() != 0) continue;
         const int64_t row = t.shape[axis] * inner;
-        for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(static_cast<uint8_t*>(y.data) + (o * out_row + col) * es,
-                      static_cast<const uint8_t*>(t.data) + o * row * es, row * es);
+        if (row > 0)  // an empty input may have no buffer at all
+          for (int64_t o = 0; o < outer; ++o)
+            std::memcpy(static_cast<uint8_t*>(y.data) + (o * out_row + col) * es,
+                        static_cast<const uint8_t*>(t.data) + o * row * es, row * es);
         col += row;
       }
       return Status::Ok();

@@ -145,7 +145,9 @@ Status resize_shape(const ir::Node& n, const std::vector<TensorRef>& in, const R
       }
       if (!std::isfinite(s) || s <= 0) s = 1;
       for (std::size_t k = 0; k < na; ++k) {
-        (*out)[a.axes[k]] = static_cast<int64_t>(std::round(s * xs[a.axes[k]]));
+        const double len = std::round(s * xs[a.axes[k]]);
+        if (len > 1e12) return Err("%s %s: sizes give an output dim of %g", opn(n), n.name.c_str(), len);
+        (*out)[a.axes[k]] = static_cast<int64_t>(len);
         (*scale)[a.axes[k]] = s;
       }
     }

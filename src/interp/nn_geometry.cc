@@ -10,6 +10,9 @@ struct Axis {
 };
 
 Status solve_axis(const std::string& auto_pad, bool ceil_mode, Axis* a) {
+  // Past 2^31 no arithmetic below is safe, and no real model comes near.
+  for (int64_t v : {a->in, a->k, a->d, a->s, a->pb, a->pe})
+    if (v > (int64_t{1} << 31)) return Err("a size, kernel, stride, dilation or pad past 2^31");
   const int64_t ek = (a->k - 1) * a->d + 1;
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     a->out = (a->in + a->s - 1) / a->s;

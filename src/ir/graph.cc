@@ -1,6 +1,7 @@
 // Graph helpers, the verifier and the printer.
 #include "ir/graph.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 #include <unordered_set>
@@ -25,8 +26,22 @@ std::optional<Op> op_from_name(const std::string& name) {
 }
 
 int64_t num_elements(const Shape& s) {
+  // Never overflows: valid shapes are checked (checked_num_elements), and a product that
+  // would wrap saturates instead, so every size derived from it stays out of range.
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  return n;
+}
+
+int64_t checked_num_elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s)
+    if (d < 0 || d > kMaxElements) return -1;
+  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
+  for (int64_t d : s)
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
   return n;
 }
 

@@ -32,6 +32,11 @@ enum class Layout : uint8_t { plain = 0, nhwc = 1 };
 
 using Shape = std::vector<int64_t>;
 int64_t num_elements(const Shape& s);
+// The most elements a tensor in a model or plan may have (2^36: 256 GiB of fp32, past any
+// machine this runs on). Larger, negative and overflowing shapes are malformed input.
+constexpr int64_t kMaxElements = int64_t{1} << 36;
+// The element count, or -1 for a negative dim or a count past kMaxElements (never overflows).
+int64_t checked_num_elements(const Shape& s);
 std::string shape_str(const Shape& s);
 
 // How a tensor's values map to integers: real = (q - zero_point) * scale, one pair for the

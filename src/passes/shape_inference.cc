@@ -192,8 +192,8 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
           infer = static_cast<int64_t>(d);
         } else if (s[d] < 0) {
           return Err("Reshape %s: invalid dim %lld", n.name.c_str(), static_cast<long long>(s[d]));
-        } else {
-          known *= s[d];
+        } else if (__builtin_mul_overflow(known, s[d], &known)) {
+          return Err("Reshape %s: shape %s overflows", n.name.c_str(), ir::shape_str(s).c_str());
         }
       }
       if (infer >= 0) s[infer] = known ? ir::num_elements(xs) / known : 0;
@@ -284,15 +284,20 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
         for (int64_t i = 0; i < k; ++i) split.push_back(std::max<int64_t>(0, std::min(chunk, xs[axis] - i * chunk)));
       }
       int64_t sum = 0;
-      for (int64_t v : split) sum += v;
+      for (int64_t v : split)
+        if (v < 0 || v > xs[axis] || (sum += v) > xs[axis])
+          return Err("Split %s: split sizes must be >= 0 and add up to dim %lld", n.name.c_str(),
+                     static_cast<long long>(xs[axis]));
       if (static_cast<int64_t>(split.size()) != k || sum != xs[axis])
         return Err("Split %s: split sizes do not add up to dim %lld", n.name.c_str(), static_cast<long long>(xs[axis]));
       for (int64_t i = 0; i < k; ++i) outs[i][axis] = split[i];
       break;
     }
     case Op::Slice: {
-      for (std::size_t i = 1; i < n.inputs.size(); ++i)
-        if (in_t(i)) SYSTOLIC_RETURN_IF_ERROR(need_const(i, "starts/ends/axes/steps"));
+      SYSTOLIC_RETURN_IF_ERROR(need_const(1, "starts"));
+      SYSTOLIC_RETURN_IF_ERROR(need_const(2, "ends"));
+      for (std::size_t i = 3; i < n.inputs.size(); ++i)
+        if (in_t(i)) SYSTOLIC_RETURN_IF_ERROR(need_const(i, "axes/steps"));
       std::vector<int64_t> st, step;
       Shape o;
       SYSTOLIC_RETURN_IF_ERROR(interp::slice_plan(xs, ints_of(1), ints_of(2), in_t(3) ? ints_of(3) : std::vector<int64_t>{},
@@ -310,6 +315,8 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
         return Err("Pad %s: mode %s is not supported", n.name.c_str(), mode.c_str());
       for (int64_t d = 0; d < r; ++d) {
         if (pads[d] < 0 || pads[d + r] < 0) return Err("Pad %s: negative pads are not supported", n.name.c_str());
+        if (pads[d] > ir::kMaxElements || pads[d + r] > ir::kMaxElements)
+          return Err("Pad %s: pads past 2^36", n.name.c_str());
         outs[0][d] = xs[d] + pads[d] + pads[d + r];
         if (mode != "constant" && xs[d] == 0 && outs[0][d] > 0) return Err("Pad %s: cannot %s-pad an empty dim", n.name.c_str(), mode.c_str());
       }
@@ -328,6 +335,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Gather: {
       const int64_t axis = norm_axis(n.i("axis", 0), r);
       if (axis < 0 || axis >= r) return Err("Gather %s: axis out of range", n.name.c_str());
+      if (!in_t(1)) return Err("Gather %s: indices input is missing", n.name.c_str());
       const Shape& is = in_t(1)->shape;
       if (in_t(1)->is_const())
         for (int64_t i : ints_of(1))
@@ -436,14 +444,12 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
   }
   for (std::size_t k = 0; k < n.outputs.size(); ++k) {
     if (n.outputs[k] < 0) continue;
-    // Tensors past 2^40 elements are a malformed model, not a workload (and would overflow).
-    double elems = 1;
-    for (int64_t d : outs[k]) {
+    // Tensors past ir::kMaxElements are a malformed model, not a workload (and would overflow).
+    for (int64_t d : outs[k])
       if (d < 0) return Err("%s %s: negative output dimension", op, n.name.c_str());
-      elems *= static_cast<double>(d);
-    }
-    if (elems > 1099511627776.0)
-      return Err("%s %s: output shape %s is too large", op, n.name.c_str(), ir::shape_str(outs[k]).c_str());
+    if (ir::checked_num_elements(outs[k]) < 0)
+      return Err("%s %s: output shape %s has more than 2^36 elements", op, n.name.c_str(),
+                 ir::shape_str(outs[k]).c_str());
     ir::Tensor& t = g.t(n.outputs[k]);
     t.shape = outs[k];
     t.dtype = dts[k];
@@ -508,6 +514,10 @@ Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
                  t.name.c_str(), dims.c_str());
     }
   }
+  for (int id : g.inputs)
+    if (ir::checked_num_elements(g.t(id).shape) < 0)
+      return Err("input %s: shape %s has more than 2^36 elements", g.t(id).name.c_str(),
+                 ir::shape_str(g.t(id).shape).c_str());
   return Status::Ok();
 }
 

@@ -77,5 +77,7 @@ Status save_program(const Program& p, const std::string& path);
 Expected<std::shared_ptr<Program>> load_program(const std::string& path);
 Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes);
 std::string serialize_program(const Program& p);
+// The checksum a plan file ends with (8 bytes, over everything before it).
+uint64_t plan_checksum(const char* data, std::size_t n);
 
 }  // namespace systolic::plan

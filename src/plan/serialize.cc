@@ -5,16 +5,14 @@
 #include <sstream>
 #include <string_view>
 
+#include "passes/pass.h"
 #include "plan/program.h"
 
 namespace systolic::plan {
-namespace {
-
-constexpr char kMagic[8] = {'S', 'Y', 'S', 'T', 'P', 'L', 'A', 'N'};
 
 // FNV-1a over the body, a 64-bit word at a time (a byte at a time for the tail): a damaged
 // plan is refused before any of it is trusted, at memory speed (plans hold the weights).
-uint64_t checksum(const char* data, std::size_t n) {
+uint64_t plan_checksum(const char* data, std::size_t n) {
   uint64_t h = 1469598103934665603ull;
   std::size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -25,6 +23,10 @@ uint64_t checksum(const char* data, std::size_t n) {
   for (; i < n; ++i) h = (h ^ static_cast<uint8_t>(data[i])) * 1099511628211ull;
   return h;
 }
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'Y', 'S', 'T', 'P', 'L', 'A', 'N'};
 
 struct Writer {
   std::string out;
@@ -120,6 +122,29 @@ struct Reader {
   }
 };
 
+// Steps without a kernel run on the interpreter, which trusts each node's shapes as shape
+// inference made them: re-derive them and refuse a plan whose stored shapes disagree. (Kernel
+// steps are checked against their parameters when a Session prepares them.)
+Status check_interpreted_shapes(const ir::Graph& g) {
+  ir::Graph copy = g;  // constants share their bytes
+  for (ir::Node& n : copy.nodes) {
+    if (n.attrs.count("kernel")) continue;
+    std::vector<std::pair<ir::Shape, ir::DType>> stored;
+    for (int o : n.outputs)
+      stored.emplace_back(o >= 0 ? copy.t(o).shape : ir::Shape{}, o >= 0 ? copy.t(o).dtype : ir::DType::undefined);
+    const Status st = passes::infer_node(copy, n);
+    if (!st.ok()) return Err("plan file is corrupt (%s)", st.message().c_str());
+    for (std::size_t k = 0; k < n.outputs.size(); ++k) {
+      const int o = n.outputs[k];
+      if (o >= 0 && (copy.t(o).shape != stored[k].first || copy.t(o).dtype != stored[k].second))
+        return Err("plan file is corrupt (%s %s: output %s is %s, its inputs make it %s)", ir::op_name(n.op),
+                   n.name.c_str(), copy.t(o).name.c_str(), ir::shape_str(stored[k].first).c_str(),
+                   ir::shape_str(copy.t(o).shape).c_str());
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string serialize_program(const Program& p) {
@@ -167,7 +192,7 @@ std::string serialize_program(const Program& p) {
   }
   w.ints(std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
   w.ints(std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
-  w.pod<uint64_t>(checksum(w.out.data(), w.out.size()));
+  w.pod<uint64_t>(plan_checksum(w.out.data(), w.out.size()));
   return w.out;
 }
 
@@ -181,7 +206,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   uint64_t stored = 0;
   if (bytes.size() < 20) return Err("plan file is truncated or corrupt");
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
-  if (stored != checksum(bytes.data(), bytes.size() - 8)) return Err("plan file is truncated or corrupt (checksum)");
+  if (stored != plan_checksum(bytes.data(), bytes.size() - 8)) return Err("plan file is truncated or corrupt (checksum)");
   auto p = std::make_shared<Program>();
   p->isa = r.str();
   p->precision = r.str();
@@ -241,11 +266,24 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   r.pod<uint64_t>();  // the checksum, verified above
   if (r.bad || r.pos != bytes.size()) return Err("plan file is truncated or corrupt");
   // Constant sizes must match their shapes before anything reads them.
-  for (const ir::Tensor& t : g.tensors)
+  if (g.arena_bytes < 0) return Err("plan file is corrupt (arena size)");
+  for (const ir::Tensor& t : g.tensors) {
+    const bool sized = t.data || t.arena_offset >= 0;
+    if ((t.layout != ir::Layout::plain && t.layout != ir::Layout::nhwc) ||
+        (t.layout == ir::Layout::nhwc && t.shape.size() != 4))
+      return Err("plan file is corrupt (tensor %s has an invalid layout)", t.name.c_str());
+    // The memory plan places every tensor on a 64-byte boundary; the kernels rely on it.
+    if (t.arena_offset >= 0 && t.arena_offset % 64 != 0)
+      return Err("plan file is corrupt (tensor %s is not aligned in the arena)", t.name.c_str());
+    if (sized && ir::checked_num_elements(t.shape) < 0)
+      return Err("plan file is corrupt (tensor %s has shape %s)", t.name.c_str(), ir::shape_str(t.shape).c_str());
     if ((t.data && t.data->size() != t.bytes()) || (!ir::dtype_supported(t.dtype) && t.dtype != ir::DType::undefined) ||
-        (t.arena_offset >= 0 && t.arena_offset + static_cast<int64_t>(t.bytes()) > g.arena_bytes))
+        (t.arena_offset >= 0 &&
+         (t.arena_offset > g.arena_bytes || static_cast<int64_t>(t.bytes()) > g.arena_bytes - t.arena_offset)))
       return Err("plan file is corrupt (tensor %s)", t.name.c_str());
+  }
   SYSTOLIC_RETURN_IF_ERROR(ir::verify(g));
+  SYSTOLIC_RETURN_IF_ERROR(check_interpreted_shapes(g));
   return p;
 }
 

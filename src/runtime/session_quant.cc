@@ -44,6 +44,7 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
                   scale != n.attrs.end() && scale->second.floats_v.size() == static_cast<std::size_t>(p.oc) &&
                   pad.size() == static_cast<std::size_t>(p.ic);
   if (!ok) return Err("plan is corrupt: int8 conv %s does not match its tensors", n.name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(check_conv_step(g, n, p, 1, st->qp.out_f32 ? 4 : 1));
   for (int64_t v : pad)
     if (v < 0 || v > 255) return Err("plan is corrupt: int8 conv %s has a padding byte out of range", n.name.c_str());
   st->q_pad.assign(pad.begin(), pad.end());

@@ -48,7 +48,7 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
                  ir::shape_str(info.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
     if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
                                                   t.data.size(), want.bytes());
-    if (want.arena_offset >= 0) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
+    if (want.arena_offset >= 0 && !t.data.empty()) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
     given[k] = 1;
   }
   for (std::size_t k = 0; k < g.inputs.size(); ++k)

@@ -69,6 +69,11 @@ struct Session::Step {
 Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,
                               Session::Step* st, bool* handled, std::size_t* workspace);
 
+// A conv step's parameters against its node's attributes and tensors (session_check.cc):
+// `src_elem` / `dst_elem` are the bytes of an input / output element.
+Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::ConvParams& p, std::size_t src_elem,
+                       std::size_t dst_elem);
+
 // NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
 void reorder_f32(const float* src, float* dst, const int64_t* d, int to);
 void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to);

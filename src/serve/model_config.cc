@@ -14,7 +14,11 @@ Expected<ModelSettings> read_model_config(const std::string& path) {
   if (!f) return Err("cannot read %s", path.c_str());
   std::stringstream ss;
   ss << f.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
+  return model_config_from_text(ss.str(), path);
+}
+
+Expected<ModelSettings> model_config_from_text(const std::string& text, const std::string& path) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Err("%s: not a JSON object", path.c_str());
   ModelSettings s;
   for (auto it = j.begin(); it != j.end(); ++it) {

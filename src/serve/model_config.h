@@ -22,6 +22,8 @@ struct ModelSettings {
 // Reads config.json; unknown keys, wrong types and out-of-range values are errors naming the
 // key. `labels` is resolved against the file's directory.
 Expected<ModelSettings> read_model_config(const std::string& path);
+// The same from the file's text; `path` names it in errors and anchors `labels`.
+Expected<ModelSettings> model_config_from_text(const std::string& text, const std::string& path);
 
 struct ModelSource {
   std::string name, version;  // version "1" for --model NAME=PATH

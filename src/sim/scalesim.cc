@@ -3,17 +3,22 @@
 #include "sim/scalesim.h"
 
 #include <cctype>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 
 namespace systolic::sim {
 namespace {
 
+// Layer sizes past 2^20 are no network's, and bound the GEMM products (M*K*N) to int64.
+constexpr int64_t kMaxDim = int64_t{1} << 20;
+
 bool parse_int(const std::string& s, int64_t* v) {
   if (s.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   *v = std::strtoll(s.c_str(), &end, 10);
-  return *end == '\0';
+  return *end == '\0' && errno == 0;
 }
 
 }  // namespace
@@ -51,13 +56,17 @@ Expected<std::vector<TopologyLayer>> parse_topology_csv_text(const std::string& 
     l.name = f[0];
     int64_t* dst[] = {&l.ifmap_h, &l.ifmap_w, &l.filter_h, &l.filter_w, &l.channels, &l.num_filters, &l.stride_h};
     for (int i = 0; i < 7; ++i)
-      if (!parse_int(f[i + 1], dst[i]) || *dst[i] <= 0)
-        return Err("%s:%d: column %d ('%s') must be a positive integer", where.c_str(), lineno, i + 2, f[i + 1].c_str());
+      if (!parse_int(f[i + 1], dst[i]) || *dst[i] <= 0 || *dst[i] > kMaxDim)
+        return Err("%s:%d: column %d ('%s') must be a positive integer up to 2^20", where.c_str(), lineno, i + 2,
+                   f[i + 1].c_str());
     l.stride_w = l.stride_h;
-    if (f.size() > 8 && (!parse_int(f[8], &l.stride_w) || l.stride_w <= 0))
+    if (f.size() > 8 && (!parse_int(f[8], &l.stride_w) || l.stride_w <= 0 || l.stride_w > kMaxDim))
       return Err("%s:%d: column 9 ('%s') must be a positive integer stride", where.c_str(), lineno, f[8].c_str());
     if (l.filter_h > l.ifmap_h || l.filter_w > l.ifmap_w)
       return Err("%s:%d: layer %s: the filter is larger than the ifmap", where.c_str(), lineno, l.name.c_str());
+    const GemmShape g = l.gemm();
+    if (static_cast<double>(g.m) * static_cast<double>(g.k) * static_cast<double>(g.n) > 0x1p60)
+      return Err("%s:%d: layer %s is too large to cost (M*K*N past 2^60)", where.c_str(), lineno, l.name.c_str());
     layers.push_back(l);
   }
   if (layers.empty()) return Err("%s: no layers", where.c_str());

@@ -45,8 +45,8 @@ Expected<Target> target_from_scalesim_cfg_text(const std::string& text, const st
     }
     char* end = nullptr;
     const double v = std::strtod(it->second.c_str(), &end);
-    if (it->second.empty() || *end != '\0' || !(v > 0))
-      return Err("%s: %s = '%s' is not a positive number", where.c_str(), key, it->second.c_str());
+    if (it->second.empty() || *end != '\0' || !(v >= 1) || v >= 0x1p31)
+      return Err("%s: %s = '%s' is not a number from 1 to 2^31 - 1", where.c_str(), key, it->second.c_str());
     *out = static_cast<int64_t>(v);
     return Status::Ok();
   };

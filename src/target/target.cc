@@ -63,6 +63,9 @@ Expected<int64_t> parse_bytes(const std::string& text) {
   else if (unit == "mb") mul = 1e6;
   else if (unit == "gb") mul = 1e9;
   else return Err("'%s': unknown size unit '%s' (use B, KiB, MiB, GiB, KB, MB, GB)", text.c_str(), unit.c_str());
+  // Past 2^60 bytes (an exbibyte) is no machine's memory, and would not fit the int64 result.
+  if (std::count(s.begin(), s.begin() + i, '.') > 1 || !(v * mul <= 0x1p60))
+    return Err("'%s' is not a size (at most 2^60 bytes)", text.c_str());
   return static_cast<int64_t>(std::llround(v * mul));
 }
 

@@ -1,5 +1,7 @@
 // User presets as JSON (nlohmann json): optional "base" preset, then fields that override it.
 // Unknown keys and wrong types are errors that name the file and the field.
+#include <climits>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,17 +17,28 @@ Status field_error(const std::string& where, const std::string& key, const char*
   return Err("%s: field \"%s\" must be %s", where.c_str(), key.c_str(), want);
 }
 
+// A finite number > 0 (a JSON literal past double's range parses as infinity).
+bool positive_number(const json& v) { return v.is_number() && v.get<double>() > 0 && std::isfinite(v.get<double>()); }
+
+// An integer in 1..INT_MAX, read without truncation.
+bool positive_int(const json& v, int* out) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > INT_MAX : (v.get<int64_t>() <= 0 || v.get<int64_t>() > INT_MAX))
+    return false;
+  *out = static_cast<int>(v.get<int64_t>());
+  return true;
+}
+
 Status get_positive(const json& j, const std::string& key, const std::string& where, double* out) {
   if (!j.contains(key)) return Status::Ok();
-  if (!j[key].is_number() || !(j[key].get<double>() > 0)) return field_error(where, key, "a positive number");
+  if (!positive_number(j[key])) return field_error(where, key, "a positive number");
   *out = j[key].get<double>();
   return Status::Ok();
 }
 
 Status get_int(const json& j, const std::string& key, const std::string& where, int* out) {
   if (!j.contains(key)) return Status::Ok();
-  if (!j[key].is_number_integer() || j[key].get<int64_t>() <= 0) return field_error(where, key, "a positive integer");
-  *out = j[key].get<int>();
+  if (!positive_int(j[key], out)) return field_error(where, key, "a positive integer (at most 2^31 - 1)");
   return Status::Ok();
 }
 
@@ -53,11 +66,7 @@ Status gpu_from_json(const json& g, const std::string& where, GpuModel* m) {
     if (!known.count(it.key())) return Err("%s: unknown field \"gpu.%s\"", where.c_str(), it.key().c_str());
   m->enabled = true;
   auto pair = [&](const json& v, std::array<int, 2>* out) {
-    if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
-        v[0].get<int>() <= 0 || v[1].get<int>() <= 0)
-      return false;
-    *out = {v[0].get<int>(), v[1].get<int>()};
-    return true;
+    return v.is_array() && v.size() == 2 && positive_int(v[0], &(*out)[0]) && positive_int(v[1], &(*out)[1]);
   };
   if (g.contains("cta_tiles")) {
     const json& c = g["cta_tiles"];
@@ -83,7 +92,8 @@ Status gpu_from_json(const json& g, const std::string& where, GpuModel* m) {
   SYSTOLIC_RETURN_IF_ERROR(get_positive(g, "smem_bytes_per_cycle", w, &m->smem_bytes_per_cycle));
   SYSTOLIC_RETURN_IF_ERROR(get_positive(g, "store_bytes_per_cycle", w, &m->store_bytes_per_cycle));
   if (g.contains("tile_prologue_cycles")) {
-    if (!g["tile_prologue_cycles"].is_number() || g["tile_prologue_cycles"].get<double>() < 0)
+    if (!g["tile_prologue_cycles"].is_number() || !(g["tile_prologue_cycles"].get<double>() >= 0) ||
+        !std::isfinite(g["tile_prologue_cycles"].get<double>()))
       return field_error(where, "gpu.tile_prologue_cycles", "a number >= 0");
     m->tile_prologue_cycles = g["tile_prologue_cycles"].get<double>();
   }
@@ -140,7 +150,8 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
   SYSTOLIC_RETURN_IF_ERROR(get_positive(j, "offchip_gbs", where, &t.offchip_gbs));
   SYSTOLIC_RETURN_IF_ERROR(get_positive(j, "vector_elems_per_cycle", where, &t.vector_elems_per_cycle));
   if (j.contains("launch_overhead_us")) {
-    if (!j["launch_overhead_us"].is_number() || j["launch_overhead_us"].get<double>() < 0)
+    if (!j["launch_overhead_us"].is_number() || !(j["launch_overhead_us"].get<double>() >= 0) ||
+        !std::isfinite(j["launch_overhead_us"].get<double>()))
       return field_error(where, "launch_overhead_us", "a number >= 0");
     t.launch_overhead_us = j["launch_overhead_us"].get<double>();
   }
@@ -159,12 +170,9 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
       SYSTOLIC_RETURN_IF_ERROR(get_int(*it, "bytes", where + " " + key, &r.bytes));
       if (it->contains("mma")) {  // a GPU's MMA shape, [m, n, k]
         const json& m = (*it)["mma"];
-        if (!m.is_array() || m.size() != 3 || !m[0].is_number_integer() || !m[1].is_number_integer() ||
-            !m[2].is_number_integer() || m[0].get<int>() <= 0 || m[1].get<int>() <= 0 || m[2].get<int>() <= 0)
+        if (!m.is_array() || m.size() != 3 || !positive_int(m[0], &r.mma_m) || !positive_int(m[1], &r.mma_n) ||
+            !positive_int(m[2], &r.mma_k))
           return field_error(where, key + ".mma", "[m, n, k], three positive integers");
-        r.mma_m = m[0].get<int>();
-        r.mma_n = m[1].get<int>();
-        r.mma_k = m[2].get<int>();
       }
       t.precisions.push_back(r);
     }
@@ -177,6 +185,7 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
       const std::string key = "on_chip[" + std::to_string(i) + "]";
       if (!m[i].is_object() || !m[i].contains("capacity"))
         return field_error(where, key, "an object with a \"capacity\"");
+      if (m[i].contains("name") && !m[i]["name"].is_string()) return field_error(where, key + ".name", "a string");
       MemoryLevel l{m[i].value("name", "sram"), 0, 0};
       SYSTOLIC_RETURN_IF_ERROR(get_bytes(m[i]["capacity"], key + ".capacity", where, &l.capacity_bytes));
       l.bandwidth_gbs = t.offchip_gbs * 10;
@@ -186,6 +195,7 @@ Expected<Target> target_from_json_text(const std::string& text, const std::strin
   }
   if (j.contains("gpu")) SYSTOLIC_RETURN_IF_ERROR(gpu_from_json(j["gpu"], where, &t.gpu));
   if (t.precisions.empty()) return Err("%s: no \"precisions\" given and no \"base\" preset to take them from", where.c_str());
+  if (!(t.offchip_gbs > 0)) return field_error(where, "offchip_gbs", "given (no base preset to take it from)");
   if (!t.rate(t.default_precision))
     return Err("%s: default_precision \"%s\" is not among the target's precisions", where.c_str(), t.default_precision.c_str());
   if (!(t.offchip_gbs > 0)) return field_error(where, "offchip_gbs", "given (a positive number, GB/s)");
@@ -212,9 +222,9 @@ std::string target_to_json(const Target& t) {
             {"clock_ghz", t.clock_ghz},
             {"default_precision", t.default_precision},
             {"offchip_gbs", t.offchip_gbs},
-            {"offchip_capacity", t.offchip_bytes},
             {"vector_elems_per_cycle", t.vector_elems_per_cycle},
             {"launch_overhead_us", t.launch_overhead_us}};
+  if (t.offchip_bytes > 0) j["offchip_capacity"] = t.offchip_bytes;  // 0: not known
   j["precisions"] = json::object();
   for (const auto& p : t.precisions) {
     j["precisions"][p.name] = {{"macs_per_pe_cycle", p.macs_per_pe_cycle}, {"bytes", p.bytes}};

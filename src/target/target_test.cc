@@ -195,6 +195,12 @@ TEST(Target, JsonErrorsNameTheField) {
   expect_error(R"({"name": "x", "base": "tpu-v4", "dataflow": "diagonal"})", "unknown dataflow");
   expect_error(R"({"name": "x", "base": "tpu-v4", "on_chip": [{"capacity": "12 parsecs"}]})", "unknown size unit");
   expect_error(R"({"name": "x", "offchip_gbs": 10})", "no \"precisions\"");
+  // Values past int are refused, not truncated; a field of the wrong type is an error.
+  expect_error(R"({"name": "x", "base": "tpu-v4", "cores": 4294967297})", "\"cores\" must be a positive integer");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "clock_ghz": -1e308})", "\"clock_ghz\" must be a positive number");
+  expect_error(R"({"name": "x", "base": "h100", "precisions": {"fp16": {"mma": [16, 8, 4294967312]}}})", ".mma");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "on_chip": [{"name": 7, "capacity": 1024}]})", "on_chip[0].name");
+  expect_error(R"({"name": "x", "base": "tpu-v4", "launch_overhead_us": -0.5})", "launch_overhead_us");
   EXPECT_FALSE(target_from_json_file("/nonexistent/t.json").ok());
 }
 

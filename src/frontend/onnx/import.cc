@@ -2,8 +2,10 @@
 // every later stage sees one form of each op.
 #include "frontend/onnx/import.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -178,6 +180,7 @@ struct Importer {
         SYSTOLIC_RETURN_IF_ERROR(import_constant(np, name));
         continue;
       }
+      SYSTOLIC_RETURN_IF_ERROR(check_arity(np, name));
       ir::Node n;
       n.op = *ir::op_from_name(np.op_type());
       n.name = name;
@@ -211,6 +214,27 @@ struct Importer {
       g.outputs.push_back(ids[vi.name()]);
     }
     return ir::verify(g);
+  }
+
+  // ONNX's schema for the node's opset says how many inputs and outputs it takes and which
+  // inputs are required: every later stage relies on them, so a node without them is refused
+  // here, by name.
+  Status check_arity(const onnx::NodeProto& np, const std::string& name) const {
+    const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(np.op_type(), opset, "");
+    if (!s) return Err("%s %s: not an operator of ONNX opset %d", np.op_type().c_str(), name.c_str(), opset);
+    const int ni = np.input_size(), no = np.output_size();
+    if (ni < s->min_input() || ni > s->max_input() || no < s->min_output() || no > s->max_output())
+      return Err("%s %s (opset %d) has %d inputs and %d outputs; it takes %d to %d inputs and %d to %d outputs",
+                 np.op_type().c_str(), name.c_str(), opset, ni, no, s->min_input(), s->max_input(), s->min_output(),
+                 s->max_output());
+    const auto& formal = s->inputs();
+    for (int i = 0; i < ni && !formal.empty(); ++i) {
+      const auto& f = formal[std::min<std::size_t>(i, formal.size() - 1)];
+      if (np.input(i).empty() && f.GetOption() != onnx::OpSchema::Optional)
+        return Err("%s %s (opset %d): required input %d (%s) is missing", np.op_type().c_str(), name.c_str(), opset, i,
+                   f.GetName().c_str());
+    }
+    return Status::Ok();
   }
 
   Status import_constant(const onnx::NodeProto& np, const std::string& name) {

@@ -1,6 +1,7 @@
 // TensorProto <-> ir::Tensor.
 #include "frontend/onnx/tensor_proto.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
@@ -14,25 +15,40 @@ void copy_field(const Field& f, AlignedBytes* out) {
   for (int i = 0; i < f.size(); ++i) d[i] = static_cast<Dst>(f.Get(i));
 }
 
+// A decimal external_data value (offset, length): ONNX stores them as strings.
+bool parse_size(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::stoll(s);
+  return true;
+}
+
 Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, std::size_t bytes,
                      AlignedBytes* out) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : tp.external_data()) {
     if (kv.key() == "location") location = kv.value();
-    if (kv.key() == "offset") offset = std::stoll(kv.value());
-    if (kv.key() == "length") length = std::stoll(kv.value());
+    if ((kv.key() == "offset" && !parse_size(kv.value(), &offset)) ||
+        (kv.key() == "length" && !parse_size(kv.value(), &length)))
+      return Err("tensor %s: external data %s '%s' is not a byte count", tp.name().c_str(), kv.key().c_str(),
+                 kv.value().c_str());
   }
   if (location.empty()) return Err("tensor %s: external data without a location", tp.name().c_str());
   if (location.find("..") != std::string::npos || location[0] == '/')
     return Err("tensor %s: external data location '%s' leaves the model's folder",
                tp.name().c_str(), location.c_str());
   std::string path = (base_dir.empty() ? "." : base_dir) + "/" + location;
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return Err("tensor %s: cannot open external data file %s", tp.name().c_str(), path.c_str());
   if (length >= 0 && static_cast<std::size_t>(length) != bytes)
     return Err("tensor %s: external data length %lld does not match its shape (%zu bytes)",
                tp.name().c_str(), static_cast<long long>(length), bytes);
+  // Checked before allocating: a shape or offset past the file is a malformed model.
+  const auto file_size = static_cast<uint64_t>(std::max<std::streamoff>(0, f.tellg()));
+  if (static_cast<uint64_t>(offset) > file_size || bytes > file_size - static_cast<uint64_t>(offset))
+    return Err("tensor %s: external data (offset %lld, %zu bytes) runs past the end of %s (%llu bytes)",
+               tp.name().c_str(), static_cast<long long>(offset), bytes, path.c_str(),
+               static_cast<unsigned long long>(file_size));
   out->resize(bytes);
   f.seekg(offset);
   f.read(reinterpret_cast<char*>(out->data()), static_cast<std::streamsize>(bytes));
@@ -55,7 +71,10 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
   if (!ir::dtype_supported(t.dtype))
     return Err("tensor %s: element type %s is not supported", tp.name().c_str(),
                ir::dtype_name(t.dtype));
-  const std::size_t bytes = static_cast<std::size_t>(t.numel()) * ir::dtype_size(t.dtype);
+  const int64_t numel = ir::checked_num_elements(t.shape);
+  if (numel < 0)
+    return Err("tensor %s: shape %s has more than 2^36 elements", tp.name().c_str(), ir::shape_str(t.shape).c_str());
+  const std::size_t bytes = static_cast<std::size_t>(numel) * ir::dtype_size(t.dtype);
   auto data = std::make_shared<AlignedBytes>();
   if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
     SYSTOLIC_RETURN_IF_ERROR(read_external(tp, base_dir, bytes, data.get()));

@@ -67,7 +67,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
         const long ch = long(g) * x.ocg + pn * NR;
         const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
         for (long t = t0; t < t1; ++t) {
-          float* pt = part + ((pn - p0) * bt + (t - t0)) * kTileFloats;
+          float* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileFloats : part;
           if (ck == 0) {
             T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           } else {

@@ -198,7 +198,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
           for (int i = 0; i < MR; ++i) rp[i] = buf + (m - m0 + std::min(i, r - 1)) * x.kc;
           const TileOut o{a.dst + m * x.ds + ch, x.ds, a.residual ? a.residual + m * x.rs + ch : nullptr, x.rs,
                           a.bias ? a.bias + ch : nullptr, nvalid, a.epilogue};
-          tile_rows<T, MR, NV>(r, rp, (k1 - k0) / 2, w, part + ((pn - p0) * bt + (t - t0)) * MR * NR, c == 0,
+          tile_rows<T, MR, NV>(r, rp, (k1 - k0) / 2, w, chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * MR * NR : part, c == 0,
                                c + 1 == chunks, o);
         }
       }

@@ -71,7 +71,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         const long ch = long(g) * x.ocg + pn * NR;
         const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
         for (long t = t0; t < t1; ++t) {
-          int32_t* pt = part + ((pn - p0) * bt + (t - t0)) * kTileInts;
+          int32_t* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileInts : part;
           if (ck == 0) {
             T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           } else {

@@ -374,7 +374,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           const long m = t * MR;
           const int r = int(std::min<long>(MR, M - m));
           const TileOut o{m, ch, nvalid};
-          tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, w, part + ((pn - p0) * bt + (t - t0)) * MR * NR, c == 0,
+          tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, w, chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * MR * NR : part, c == 0,
                                c + 1 == chunks, o);
         }
       }

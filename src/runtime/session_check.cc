@@ -1,0 +1,39 @@
+// Checks a plan's convolution steps against their tensors before a kernel is handed pointers:
+// a corrupt or hostile plan must be an error, never an out-of-bounds access.
+#include "interp/nn_geometry.h"
+#include "runtime/session_step.h"
+
+namespace systolic::runtime {
+
+Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::ConvParams& p, std::size_t src_elem,
+                       std::size_t dst_elem) {
+  auto corrupt = [&](const char* what) { return Err("plan is corrupt: conv %s: %s", n.name.c_str(), what); };
+  // The geometry must be what the node's attributes give for its input (as at compile time):
+  // the kernels trust it (a 1x1 conv reads the input as a dense [pixels, channels] matrix).
+  const ir::Shape& xs = g.t(n.inputs[0]).shape;
+  ir::Shape ws = {p.oc, p.ic / p.groups};
+  if (xs.size() == 4) ws.insert(ws.end(), {p.kh, p.kw});
+  else ws.push_back(int64_t{p.kh} * p.kw);
+  kernels::ConvParams q;
+  if (!interp::conv_geometry(n, xs, ws, &q).ok()) return corrupt("its attributes do not fit its input");
+  if (q.n != p.n || q.ih != p.ih || q.iw != p.iw || q.ic != p.ic || q.oh != p.oh || q.ow != p.ow || q.oc != p.oc ||
+      q.kh != p.kh || q.kw != p.kw || q.sh != p.sh || q.sw != p.sw || q.dh != p.dh || q.dw != p.dw ||
+      q.pad_t != p.pad_t || q.pad_l != p.pad_l || q.groups != p.groups)
+    return corrupt("its parameters disagree with its attributes and input");
+  // A pixel stride (a view into a wider buffer) must keep every access inside the arena.
+  auto strided = [&](int id, int stride, int channels, int64_t pixels, std::size_t elem) {
+    if (id < 0 || stride == 0) return true;
+    const ir::Tensor& t = g.t(id);
+    if (stride < channels || t.arena_offset < 0) return false;
+    const int64_t extent = ((pixels - 1) * stride + channels) * static_cast<int64_t>(elem);
+    return extent <= g.arena_bytes - t.arena_offset;
+  };
+  const int64_t in_px = int64_t{p.n} * p.ih * p.iw, out_px = int64_t{p.n} * p.oh * p.ow;
+  if (!strided(n.inputs[0], p.src_stride, p.ic, in_px, src_elem) ||
+      !strided(n.outputs[0], p.dst_stride, p.oc, out_px, dst_elem) ||
+      !strided(n.in(3), p.res_stride, p.oc, out_px, dst_elem))
+    return corrupt("a pixel stride reaches past its buffer");
+  return Status::Ok();
+}
+
+}  // namespace systolic::runtime
