@@ -1,20 +1,30 @@
 #!/usr/bin/env bash
-# The kernel tests under AddressSanitizer: a separate build in build-asan/ (RelWithDebInfo, so
-# the vector code is the optimized one), run on this machine's instruction sets and capped to
-# AVX2, so an out-of-bounds vector load in a tail or pad is caught even where it would not crash.
-# Needs what scripts/setup.sh installs.
+# The tests under AddressSanitizer + UndefinedBehaviorSanitizer: builds the unit/model test
+# binary, the kernel tests and the CLI they drive with clang at -O1 into build-san/
+# (scripts/sanitized_build.sh), then runs the kernel tests on this machine's instruction sets
+# and capped to AVX2 (so an out-of-bounds vector load in a tail or pad is caught even where it
+# would not crash), the ONNX backend suite, and the unit, model and CLI tests (ctest: the gtest
+# cases and the fuzz targets' replay of their checked-in corpus). Any sanitizer report fails the
+# test it occurs in; so does a run in which no test ran.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-flags="-fsanitize=address -fno-omit-frame-pointer"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address" >/dev/null
-cmake --build build-asan -j"$(nproc)" --target systolic_kernels_tests
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+replays=()
+for f in fuzz/*.cc; do replays+=("fuzz_replay_$(basename "$f" .cc)"); done
+scripts/sanitized_build.sh systolic systolic_tests systolic_kernels_tests "${replays[@]}"
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 for isa in native avx2; do
-  echo "== kernel tests under ASan, SYSTOLIC_ISA=$isa"
-  out=$(SYSTOLIC_ISA=$isa build-asan/systolic_kernels_tests 2>&1) || { echo "$out" | tail -40; exit 1; }
+  echo "== kernel tests under ASan+UBSan, SYSTOLIC_ISA=$isa"
+  out=$(SYSTOLIC_ISA=$isa build-san/systolic_kernels_tests 2>&1) || { echo "$out" | tail -60; exit 1; }
   summary=$(echo "$out" | grep -E '^\[  PASSED  \] [0-9]+ tests?' || true)
-  [ -n "$summary" ] || { echo "$out" | tail -20; echo "sanitize: no test ran" >&2; exit 1; }
+  [ -n "$summary" ] || { echo "$out" | tail -20; echo "sanitize: no kernel test ran" >&2; exit 1; }
   echo "$summary"
 done
-echo "kernel tests passed under ASan"
+echo "== ONNX backend suite under ASan+UBSan"
+for suite in node pytorch-converted pytorch-operator simple; do
+  out=$(build-san/systolic onnx-suite --failures-only "/usr/share/libonnx-testdata/data/$suite" 2>&1) || { echo "$out" | tail -40; exit 1; }
+  echo "$suite: $(echo "$out" | tail -n 1)"
+done
+echo "== unit, model and CLI tests under ASan+UBSan"
+# The script tests (PyTorch exports, ONNX Runtime, the server on loopback) run in the main job.
+(cd build-san && ctest --output-on-failure --no-tests=error -j"$(nproc)" --timeout 1800 -L '^unit$')
+echo "tests passed under ASan+UBSan"
