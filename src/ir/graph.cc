@@ -37,12 +37,15 @@ int64_t num_elements(const Shape& s) {
 
 int64_t checked_num_elements(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s)
+  // The product of the non-zero dims is bounded too, so no partial product of the dims (an
+  // outer or inner extent) can overflow even when a zero dim makes the tensor empty.
+  bool empty = false;
+  for (int64_t d : s) {
     if (d < 0 || d > kMaxElements) return -1;
-  if (std::find(s.begin(), s.end(), 0) != s.end()) return 0;
-  for (int64_t d : s)
-    if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
-  return n;
+    if (d == 0) empty = true;
+    else if (__builtin_mul_overflow(n, d, &n) || n > kMaxElements) return -1;
+  }
+  return empty ? 0 : n;
 }
 
 std::string shape_str(const Shape& s) {

@@ -35,7 +35,8 @@ int64_t num_elements(const Shape& s);
 // The most elements a tensor in a model or plan may have (2^36: 256 GiB of fp32, past any
 // machine this runs on). Larger, negative and overflowing shapes are malformed input.
 constexpr int64_t kMaxElements = int64_t{1} << 36;
-// The element count, or -1 for a negative dim or a count past kMaxElements (never overflows).
+// The element count, or -1 for a negative dim or a count past kMaxElements (never overflows);
+// the non-zero dims of an empty tensor are bounded alike.
 int64_t checked_num_elements(const Shape& s);
 std::string shape_str(const Shape& s);
 

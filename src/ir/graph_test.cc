@@ -9,7 +9,8 @@ TEST(Shapes, CheckedElementCount) {
   EXPECT_EQ(checked_num_elements({}), 1);
   EXPECT_EQ(checked_num_elements({2, 3, 4}), 24);
   EXPECT_EQ(checked_num_elements({0, 5}), 0);
-  EXPECT_EQ(checked_num_elements({int64_t{1} << 35, int64_t{1} << 35, 0}), 0);
+  EXPECT_EQ(checked_num_elements({int64_t{1} << 20, int64_t{1} << 15, 0}), 0);
+  EXPECT_EQ(checked_num_elements({int64_t{1} << 35, int64_t{1} << 35, 0}), -1);  // outer extents would overflow
   EXPECT_EQ(checked_num_elements({kMaxElements}), kMaxElements);
   EXPECT_EQ(checked_num_elements({kMaxElements + 1}), -1);
   EXPECT_EQ(checked_num_elements({1000000, 1000000}), -1);  // 10^12

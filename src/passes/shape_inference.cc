@@ -26,6 +26,20 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     int id = n.in(i);
     return id < 0 ? nullptr : &g.t(id);
   };
+  // A required input: a missing one (a malformed plan; the importer checks models against
+  // ONNX's schema) reads as a placeholder scalar and fails the node after the switch.
+  static const ir::Tensor kAbsent = [] {
+    ir::Tensor t;
+    t.dtype = DType::f32;
+    t.shape_known = true;
+    return t;
+  }();
+  int missing = -1;
+  auto req = [&](std::size_t i) -> const ir::Tensor* {
+    if (const ir::Tensor* t = in_t(i)) return t;
+    if (missing < 0) missing = static_cast<int>(i);
+    return &kAbsent;
+  };
   for (std::size_t i = 0; i < n.inputs.size(); ++i)
     if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).shape_known)
       return Err("%s %s: shape of input %s is unknown", op, n.name.c_str(), g.t(n.inputs[i]).name.c_str());
@@ -75,7 +89,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       if (n.inputs.size() > 2 && in_t(2)) {
         SYSTOLIC_RETURN_IF_ERROR(need_const(2, "training_mode"));
         // Training mode with ratio 0 (exporters emit it for disabled dropout) is the identity.
-        const bool ratio0 = in_t(1) && in_t(1)->is_const() && interp::read_scalar(ref_of(*in_t(1))) == 0;
+        const bool ratio0 = in_t(1) && req(1)->is_const() && interp::read_scalar(ref_of(*in_t(1))) == 0;
         if (interp::read_scalar(ref_of(*in_t(2))) != 0 && !ratio0)
           return Err("Dropout %s: training mode is not supported (inference only)", n.name.c_str());
       }
@@ -83,16 +97,16 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::PRelu: case Op::Equal: {
       if (!in_t(1)) return Err("%s %s: missing second input", op, n.name.c_str());
-      if (in_t(1)->dtype != dt) return Err("%s %s: operand types %s and %s differ", op, n.name.c_str(),
-                                           ir::dtype_name(dt), ir::dtype_name(in_t(1)->dtype));
+      if (req(1)->dtype != dt) return Err("%s %s: operand types %s and %s differ", op, n.name.c_str(),
+                                           ir::dtype_name(dt), ir::dtype_name(req(1)->dtype));
       // Before opset 7 a 1-D PRelu slope applies along the channel axis.
-      if (n.op == Op::PRelu && g.opset < 7 && in_t(1)->is_const() && in_t(1)->shape.size() == 1 && r > 2 &&
-          in_t(1)->shape[0] == xs[1] && !interp::broadcast_shapes(xs, in_t(1)->shape).ok()) {
+      if (n.op == Op::PRelu && g.opset < 7 && req(1)->is_const() && req(1)->shape.size() == 1 && r > 2 &&
+          req(1)->shape[0] == xs[1] && !interp::broadcast_shapes(xs, req(1)->shape).ok()) {
         Shape cs(r - 1, 1);
         cs[0] = xs[1];
         g.t(n.inputs[1]).shape = cs;
       }
-      auto b = interp::broadcast_shapes(xs, in_t(1)->shape);
+      auto b = interp::broadcast_shapes(xs, req(1)->shape);
       if (!b.ok()) return Err("%s %s: %s", op, n.name.c_str(), b.status().message().c_str());
       if (n.op == Op::PRelu && *b != xs) return Err("PRelu %s: slope does not broadcast to the input", n.name.c_str());
       outs[0] = *b;
@@ -100,12 +114,12 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     }
     case Op::Where: {
-      auto b = interp::broadcast_shapes(xs, in_t(1)->shape);
+      auto b = interp::broadcast_shapes(xs, req(1)->shape);
       if (!b.ok()) return b.status();
-      auto c = interp::broadcast_shapes(*b, in_t(2)->shape);
+      auto c = interp::broadcast_shapes(*b, req(2)->shape);
       if (!c.ok()) return c.status();
       outs[0] = *c;
-      dts[0] = in_t(1)->dtype;
+      dts[0] = req(1)->dtype;
       break;
     }
     case Op::Cast: {
@@ -117,10 +131,10 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Conv: {
       if (!in_t(1)) return Err("Conv %s: missing weight", n.name.c_str());
       kernels::ConvParams p;
-      SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, xs, in_t(1)->shape, &p));
-      if (in_t(2) && (in_t(2)->shape.size() != 1 || in_t(2)->shape[0] != p.oc))
+      SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, xs, req(1)->shape, &p));
+      if (in_t(2) && (req(2)->shape.size() != 1 || req(2)->shape[0] != p.oc))
         return Err("Conv %s: bias shape %s does not match %d output channels", n.name.c_str(),
-                   ir::shape_str(in_t(2)->shape).c_str(), p.oc);
+                   ir::shape_str(req(2)->shape).c_str(), p.oc);
       outs[0] = r == 3 ? Shape{xs[0], p.oc, p.ow} : Shape{xs[0], p.oc, p.oh, p.ow};
       if (p.src_u8) dts[0] = DType::f32;
       break;
@@ -142,25 +156,25 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     }
     case Op::Gemm: {
-      const Shape& bs = in_t(1)->shape;
+      const Shape& bs = req(1)->shape;
       if (xs.size() != 2 || bs.size() != 2) return Err("Gemm %s: inputs must be 2-D", n.name.c_str());
       const int64_t M = n.i("transA", 0) ? xs[1] : xs[0], K = n.i("transA", 0) ? xs[0] : xs[1];
       const int64_t K2 = n.i("transB", 0) ? bs[1] : bs[0], N = n.i("transB", 0) ? bs[0] : bs[1];
       if (K != K2) return Err("Gemm %s: inner dimensions %lld and %lld differ", n.name.c_str(),
                               static_cast<long long>(K), static_cast<long long>(K2));
       outs[0] = {M, N};
-      if (in_t(2) && !interp::broadcast_shapes(in_t(2)->shape, outs[0]).ok())
+      if (in_t(2) && !interp::broadcast_shapes(req(2)->shape, outs[0]).ok())
         return Err("Gemm %s: C does not broadcast to [M,N]", n.name.c_str());
       break;
     }
     case Op::MatMul: {
-      Shape a = xs, b = in_t(1)->shape;
+      Shape a = xs, b = req(1)->shape;
       if (a.empty() || b.empty()) return Err("MatMul %s: scalar operands", n.name.c_str());
       const bool a1 = a.size() == 1, b1 = b.size() == 1;
       if (a1) a.insert(a.begin(), 1);
       if (b1) b.push_back(1);
       if (a.back() != b[b.size() - 2]) return Err("MatMul %s: inner dimensions of %s and %s differ", n.name.c_str(),
-                                                  ir::shape_str(xs).c_str(), ir::shape_str(in_t(1)->shape).c_str());
+                                                  ir::shape_str(xs).c_str(), ir::shape_str(req(1)->shape).c_str());
       auto batch = interp::broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
       if (!batch.ok()) return batch.status();
       Shape o = *batch;
@@ -336,8 +350,8 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       const int64_t axis = norm_axis(n.i("axis", 0), r);
       if (axis < 0 || axis >= r) return Err("Gather %s: axis out of range", n.name.c_str());
       if (!in_t(1)) return Err("Gather %s: indices input is missing", n.name.c_str());
-      const Shape& is = in_t(1)->shape;
-      if (in_t(1)->is_const())
+      const Shape& is = req(1)->shape;
+      if (req(1)->is_const())
         for (int64_t i : ints_of(1))
           if (i < -xs[axis] || i >= xs[axis])
             return Err("Gather %s: index %lld is out of range for dim %lld", n.name.c_str(), static_cast<long long>(i),
@@ -368,7 +382,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
                    d = interp::read_scalar(ref_of(*in_t(2)));
       if (d == 0) return Err("Range %s: delta is 0", n.name.c_str());
       outs[0] = {std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)))};
-      dts[0] = in_t(0)->dtype;
+      dts[0] = req(0)->dtype;
       break;
     }
     case Op::ArgMax: case Op::ArgMin: {
@@ -442,6 +456,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     }
   }
+  if (missing >= 0) return Err("%s %s: required input %d is missing", op, n.name.c_str(), missing);
   for (std::size_t k = 0; k < n.outputs.size(); ++k) {
     if (n.outputs[k] < 0) continue;
     // Tensors past ir::kMaxElements are a malformed model, not a workload (and would overflow).

@@ -1,5 +1,6 @@
 // The plan file: "SYSTPLAN", a version, then the program's fields in little-endian binary.
 // Every read is bounds-checked so a truncated or foreign file gives an error, not a crash.
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -272,9 +273,16 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
     if ((t.layout != ir::Layout::plain && t.layout != ir::Layout::nhwc) ||
         (t.layout == ir::Layout::nhwc && t.shape.size() != 4))
       return Err("plan file is corrupt (tensor %s has an invalid layout)", t.name.c_str());
-    // The memory plan places every tensor on a 64-byte boundary; the kernels rely on it.
-    if (t.arena_offset >= 0 && t.arena_offset % 64 != 0)
+    // The memory plan places every tensor on a 64-byte boundary (-1: not in the arena); the
+    // kernels rely on it.
+    if (t.arena_offset < -1 || (t.arena_offset >= 0 && t.arena_offset % 64 != 0))
       return Err("plan file is corrupt (tensor %s is not aligned in the arena)", t.name.c_str());
+    // Quantization parameters the kernels compute with: finite positive scales, zero points of
+    // a byte (the int8 kernels' sums assume it).
+    for (std::size_t i = 0; i < t.quant.scale.size(); ++i)
+      if (!(t.quant.scale[i] > 0.f) || !std::isfinite(t.quant.scale[i]) || t.quant.zero_point[i] < -128 ||
+          t.quant.zero_point[i] > 255)
+        return Err("plan file is corrupt (tensor %s has invalid quantization)", t.name.c_str());
     if (sized && ir::checked_num_elements(t.shape) < 0)
       return Err("plan file is corrupt (tensor %s has shape %s)", t.name.c_str(), ir::shape_str(t.shape).c_str());
     if ((t.data && t.data->size() != t.bytes()) || (!ir::dtype_supported(t.dtype) && t.dtype != ir::DType::undefined) ||

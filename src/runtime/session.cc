@@ -169,6 +169,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
         if (id >= 0 && !g.t(id).is_const() && g.t(id).arena_offset < 0 && g.t(id).bytes() > 0)
           return Err("plan is corrupt: tensor %s of %s %s has no storage", g.t(id).name.c_str(), ir::op_name(n.op),
                      n.name.c_str());
+  for (int id : g.outputs)
+    if (!g.t(id).is_const() && g.t(id).arena_offset < 0 && g.t(id).bytes() > 0)
+      return Err("plan is corrupt: output %s has no storage", g.t(id).name.c_str());
   s->arena_ = static_cast<uint8_t*>(alloc_aligned(arena_bytes));
   if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);
   auto at = [&](int id) -> void* {

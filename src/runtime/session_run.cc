@@ -61,8 +61,9 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
     o.dtype = t.dtype;
     o.shape = t.shape;
     o.data.resize(t.bytes());
+    if (o.data.empty()) continue;
     const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    if (!o.data.empty()) std::memcpy(o.data.data(), src, o.data.size());
+    std::memcpy(o.data.data(), src, o.data.size());
   }
   return Status::Ok();
 }
@@ -83,8 +84,9 @@ Status Session::run_into(const std::vector<const void*>& inputs, const std::vect
   SYSTOLIC_RETURN_IF_ERROR(execute());
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.outputs[k]);
+    if (t.bytes() == 0) continue;
     const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    if (t.bytes() > 0) std::memcpy(outputs[k], src, t.bytes());
+    std::memcpy(outputs[k], src, t.bytes());
   }
   return Status::Ok();
 }
