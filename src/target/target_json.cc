@@ -50,6 +50,7 @@ Status get_bytes(const json& v, const std::string& key, const std::string& where
   if (v.is_string()) {
     auto b = parse_bytes(v.get<std::string>());
     if (!b.ok()) return Err("%s: field \"%s\": %s", where.c_str(), key.c_str(), b.status().message().c_str());
+    if (*b <= 0) return field_error(where, key, "a positive size");
     *out = *b;
     return Status::Ok();
   }
