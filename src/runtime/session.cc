@@ -161,17 +161,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   if (ram > 0 && static_cast<double>(arena_bytes) > ram)
     return Err("the plan needs %.1f GiB of activations; this machine has %.1f GiB", arena_bytes / 1073741824.0,
                ram / 1073741824.0);
-  // Every tensor a step reads or writes has storage (a constant or a place in the arena): a
-  // plan that says otherwise is corrupt, and a kernel would be handed a null pointer.
-  for (const ir::Node& n : g.nodes)
-    for (const auto* ids : {&n.inputs, &n.outputs})
-      for (int id : *ids)
-        if (id >= 0 && !g.t(id).is_const() && g.t(id).arena_offset < 0 && g.t(id).bytes() > 0)
-          return Err("plan is corrupt: tensor %s of %s %s has no storage", g.t(id).name.c_str(), ir::op_name(n.op),
-                     n.name.c_str());
-  for (int id : g.outputs)
-    if (!g.t(id).is_const() && g.t(id).arena_offset < 0 && g.t(id).bytes() > 0)
-      return Err("plan is corrupt: output %s has no storage", g.t(id).name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(check_storage(g));
   s->arena_ = static_cast<uint8_t*>(alloc_aligned(arena_bytes));
   if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);
   auto at = [&](int id) -> void* {
@@ -238,9 +228,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->pool_k = kernels::pool_find(kernel_it->second.str_v);
       if (!st->pool_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
-      const kernels::PoolParams& pp = st->pp;
-      if (g.t(n.outputs[0]).numel() != int64_t{pp.n} * pp.c * pp.oh * pp.ow)
-        return Err("plan is corrupt: pool %s does not match its output", n.name.c_str());
+      SYSTOLIC_RETURN_IF_ERROR(check_pool_step(g, n, st->pp));
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (n.op == ir::Op::Reorder && (g.t(n.inputs[0]).dtype == ir::DType::f32 || g.t(n.inputs[0]).dtype == ir::DType::u8)) {

@@ -1,4 +1,4 @@
-// Checks a plan's convolution steps against their tensors before a kernel is handed pointers:
+// Checks a plan's steps against their tensors before a kernel is handed pointers:
 // a corrupt or hostile plan must be an error, never an out-of-bounds access.
 #include "interp/nn_geometry.h"
 #include "runtime/session_step.h"
@@ -33,6 +33,25 @@ Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::Con
       !strided(n.outputs[0], p.dst_stride, p.oc, out_px, dst_elem) ||
       !strided(n.in(3), p.res_stride, p.oc, out_px, dst_elem))
     return corrupt("a pixel stride reaches past its buffer");
+  return Status::Ok();
+}
+
+Status check_pool_step(const ir::Graph& g, const ir::Node& n, const kernels::PoolParams& p) {
+  if (g.t(n.outputs[0]).numel() != int64_t{p.n} * p.c * p.oh * p.ow)
+    return Err("plan is corrupt: pool %s does not match its output", n.name.c_str());
+  return Status::Ok();
+}
+
+Status check_storage(const ir::Graph& g) {
+  auto stored = [&](int id) { return id < 0 || g.t(id).is_const() || g.t(id).arena_offset >= 0 || g.t(id).bytes() == 0; };
+  for (const ir::Node& n : g.nodes)
+    for (const auto* ids : {&n.inputs, &n.outputs})
+      for (int id : *ids)
+        if (!stored(id))
+          return Err("plan is corrupt: tensor %s of %s %s has no storage", g.t(id).name.c_str(), ir::op_name(n.op),
+                     n.name.c_str());
+  for (int id : g.outputs)
+    if (!stored(id)) return Err("plan is corrupt: output %s has no storage", g.t(id).name.c_str());
   return Status::Ok();
 }
 

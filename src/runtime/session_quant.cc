@@ -89,9 +89,8 @@ Status prepare_qpool(const ir::Graph& g, const ir::Node& n, const std::function<
   SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
-  const kernels::PoolParams& pp = st->pp;
-  if (x.dtype != DType::u8 || y.numel() != int64_t{pp.n} * pp.c * pp.oh * pp.ow)
-    return Err("plan is corrupt: uint8 pool %s does not match its tensors", n.name.c_str());
+  if (x.dtype != DType::u8) return Err("plan is corrupt: uint8 pool %s reads %s", n.name.c_str(), ir::dtype_name(x.dtype));
+  SYSTOLIC_RETURN_IF_ERROR(check_pool_step(g, n, st->pp));
   st->qpa.src = static_cast<const uint8_t*>(at(n.inputs[0]));
   st->qpa.dst = static_cast<uint8_t*>(at(n.outputs[0]));
   // A plain uint8 MaxPool (an integer model, no quantization) selects values: any scale works.

@@ -74,6 +74,12 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
 Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::ConvParams& p, std::size_t src_elem,
                        std::size_t dst_elem);
 
+// A pool step's geometry against its output.
+Status check_pool_step(const ir::Graph& g, const ir::Node& n, const kernels::PoolParams& p);
+// Every tensor a step reads or writes, and every graph output, has storage (a constant or a
+// place in the arena): otherwise a kernel would be handed a null pointer.
+Status check_storage(const ir::Graph& g);
+
 // NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
 void reorder_f32(const float* src, float* dst, const int64_t* d, int to);
 void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to);
