@@ -18,6 +18,7 @@ struct Layer {
   const char* name;
   int ic, ih, oc, k, s;  // square input/kernel, pad k/2
   int n = 1;
+  bool qdq = false;  // a QDQ model's epilogue: both intermediate roundings and a u8 residual
 };
 
 const Layer kLayers[] = {
@@ -32,6 +33,9 @@ const Layer kLayers[] = {
     {"dw3x3_960_7", 960, 7, 960, 3, 1},
     {"3x3_64to64_56_n16", 64, 56, 64, 3, 1, 16}, {"3x3_256to256_14_n16", 256, 14, 256, 3, 1, 16},
     {"1x1_256to64_56_n16", 256, 56, 64, 1, 1, 16}, {"1x1_64to256_56_n16", 64, 56, 256, 1, 1, 16},
+    // ResNet-50's bottleneck ends: the residual add and the QDQ roundings in the epilogue.
+    {"1x1_64to256_56_n16_qdq", 64, 56, 256, 1, 1, 16, true}, {"1x1_64to256_56_qdq", 64, 56, 256, 1, 1, 1, true},
+    {"1x1_128to512_28_n16_qdq", 128, 28, 512, 1, 1, 16, true},
     // MobileNetV2's narrow layers: the stem and the first expansions (K of 16 to 27).
     {"3x3s2_3to32_224", 3, 224, 32, 3, 2},     {"1x1_16to96_112", 16, 112, 96, 1, 1},
     {"1x1_24to144_56", 24, 56, 144, 1, 1},
@@ -65,6 +69,14 @@ void run(benchmark::State& state, const QConvKernel* k, Layer l, int threads) {
   QConvArgs a;
   a.src = src.data(), a.pad = zx.data(), a.weights = packed.data(), a.bias = folded.data(), a.scale = scale.data();
   a.dst = dst.data(), a.workspace = ws.data();
+  AlignedVector<uint8_t> res(l.qdq ? dst.size() : 0);
+  if (l.qdq) {
+    for (auto& v : res) v = uint8_t(rng());
+    a.residual = res.data();
+    a.rq.res_scale = 0.7f, a.rq.res_zp = 120, a.rq.zp = 0, a.rq.mid = 3;
+    a.rq.mid_lo[0] = -128.f, a.rq.mid_hi[0] = 127.f, a.rq.mid_scale[0] = 0.9f;
+    a.rq.mid_lo[1] = -100.f, a.rq.mid_hi[1] = 155.f, a.rq.mid_scale[1] = 1.1f;
+  }
   ThreadPool pool = make_thread_pool(threads);
   for (auto _ : state) {
     k->run(qp, a, pool.get());

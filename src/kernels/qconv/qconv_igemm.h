@@ -9,6 +9,7 @@
 
 #include "base/threadpool.h"
 #include "kernels/gemm/block_grid.h"
+#include "kernels/gemm/prefetch_rows.h"
 #include "kernels/qconv/qconv.h"
 
 #define SYSTOLIC_INLINE inline __attribute__((always_inline))
@@ -25,6 +26,7 @@ constexpr long kBlockBytes = 48 * 1024;
 constexpr long kMaxBlockTiles = 16;
 constexpr long kL1WeightBytes = 16 * 1024;
 constexpr long kMaxPartialBytes = 48 * 1024;
+constexpr long kTilesOuterWeightBytes = 32 * 1024;
 // Exact int32 accumulation: |x * w| <= 255 * 128 per product.
 constexpr long kMaxK = (2147483647L - 65536L * 256L) / (255L * 128L);
 
@@ -342,6 +344,11 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     pthreadpool_parallelize_1d(pool, fill, std::size_t(ceil_div(M, kRows)), kPoolFlags);
   }
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
+  const long esz = qp.out_f32 ? 4 : 1;
+  // A task whose panels' weights fit L1 at once (one K chunk) runs each tile over all its panels
+  // before the next: the epilogue then reads and writes each pixel's channels in one stretch,
+  // a sequential stream, where panel by panel it came back for 64 bytes of every row.
+  const bool tiles_outer = chunks == 1 && pb * x.Kp * NR * long(sizeof(B)) <= kTilesOuterWeightBytes;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
@@ -366,17 +373,27 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         base = buf;
         ld = x.kc;
       }
-      for (long pn = p0; pn < p1; ++pn) {
-        const B* w = wg + pn * x.Kp * NR + k0 * NR;
+      const long ch_end = long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg);
+      const bool last = c + 1 == chunks;
+      auto one = [&](long pn, long t) {
+        const long m = t * MR;
+        const int r = int(std::min<long>(MR, M - m));
         const long ch = long(g) * x.ocg + pn * NR;
-        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
-        for (long t = t0; t < t1; ++t) {
-          const long m = t * MR;
-          const int r = int(std::min<long>(MR, M - m));
-          const TileOut o{m, ch, nvalid};
-          tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, w, chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * MR * NR : part, c == 0,
-                               c + 1 == chunks, o);
+        if (pn == p0 && last) {  // the epilogue's rows, ahead (gemm/prefetch_rows.h)
+          long lo, hi;
+          prefetch_ahead(m, r, t == t0, M, &lo, &hi);
+          prefetch_rows(a.residual, x.rs * esz, a.dst, x.ds * esz, lo, hi, ch * esz, ch_end * esz);
         }
+        const TileOut o{m, ch, int(std::min<long>(NR, x.ocg - pn * NR))};
+        tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, wg + pn * x.Kp * NR + k0 * NR,
+                             chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * MR * NR : part, c == 0, last, o);
+      };
+      if (tiles_outer) {
+        for (long t = t0; t < t1; ++t)
+          for (long pn = p0; pn < p1; ++pn) one(pn, t);
+      } else {
+        for (long pn = p0; pn < p1; ++pn)
+          for (long t = t0; t < t1; ++t) one(pn, t);
       }
     }
   };
