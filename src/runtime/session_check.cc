@@ -52,6 +52,32 @@ Status check_storage(const ir::Graph& g) {
                      n.name.c_str());
   for (int id : g.outputs)
     if (!stored(id)) return Err("plan is corrupt: output %s has no storage", g.t(id).name.c_str());
+  // A step's output may share its input's bytes only as the memory plan shares them: a view
+  // (the step copies nothing) and an int8 conv written over its residual (each byte read just
+  // before it is written). Any other overlap would have the kernels and copies read what they
+  // are overwriting (memcpy over overlapping ranges is undefined).
+  auto range = [&](int id, int64_t* lo, int64_t* hi) {
+    if (id < 0 || g.t(id).is_const() || g.t(id).arena_offset < 0 || g.t(id).bytes() == 0) return false;
+    *lo = g.t(id).arena_offset, *hi = *lo + static_cast<int64_t>(g.t(id).bytes());
+    return true;
+  };
+  for (const ir::Node& n : g.nodes) {
+    const bool view = n.op == ir::Op::Reshape || n.op == ir::Op::Flatten || n.op == ir::Op::Squeeze ||
+                      n.op == ir::Op::Unsqueeze || n.op == ir::Op::Identity || n.op == ir::Op::Reorder;
+    const bool qconv = n.op == ir::Op::Conv && n.s("kernel", "").starts_with("qconv_");
+    for (int o : n.outputs) {
+      int64_t olo, ohi;
+      if (!range(o, &olo, &ohi)) continue;
+      for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+        int64_t ilo, ihi;
+        if (!range(n.inputs[k], &ilo, &ihi) || ihi <= olo || ohi <= ilo) continue;
+        const bool same = ilo == olo && ihi == ohi;
+        if (same && ((view && k == 0) || (qconv && k == 3))) continue;
+        return Err("plan is corrupt: %s %s writes %s over its input %s", ir::op_name(n.op), n.name.c_str(),
+                   g.t(o).name.c_str(), g.t(n.inputs[k]).name.c_str());
+      }
+    }
+  }
   return Status::Ok();
 }
 
