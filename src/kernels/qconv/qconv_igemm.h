@@ -94,6 +94,7 @@ struct Ctx {
   long K, Kp;        // window length, rounded up to KG
   long kc;           // K chunk (multiple of KG)
   bool direct;       // A rows read in place from the source (u8 A, 1x1, stride 1, no pad)
+  long row;          // one kernel row of the window (kw x icg elements)
 };
 
 // One kernel row of gather_window: the traits' widen_over where it has one. It may write up to
@@ -187,6 +188,28 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, typename T:
   }
 }
 
+// The row-direct chunk [k0, k1) (inside one kernel row) of `rows` pixels from m: rp[i] points
+// at pixel i's run in the source where its taps are all inside the image, else at its chunk
+// gathered (with the pad bytes) into buf[i * x.kc].
+template <class T>
+void point_rows(const Ctx& x, long m, int rows, long k0, long k1, typename T::A* buf, const typename T::A** rp) {
+  const ConvParams& p = x.qp.conv;
+  const long ky = k0 / x.row, koff = k0 - ky * x.row;
+  const long hw = long(p.oh) * p.ow;
+  long img = m / hw;
+  int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
+  for (int i = 0; i < rows; ++i) {
+    const long iy = long(oy) * p.sh - p.pad_t + ky * p.dh, ix0 = long(ox) * p.sw - p.pad_l;
+    if (iy >= 0 && iy < p.ih && ix0 >= 0 && ix0 + p.kw <= p.iw) {
+      if constexpr (std::is_same_v<typename T::A, uint8_t>) rp[i] = x.a.src + ((img * p.ih + iy) * p.iw + ix0) * x.ss + koff;
+    } else {
+      gather<T>(x, m + i, 1, 0, k0, k1, buf + i * x.kc, x.kc);
+      rp[i] = buf + i * x.kc;
+    }
+    if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
+  }
+}
+
 // acc[MR][NV] += sum over KG-groups kg < ng of rows a + i * ld x the panel w. The rows are
 // addressed from a base per five rows with ld, 2 ld, 3 ld and 4 ld as scaled indexes: against
 // a + i * ld + k * KG per row, 3 interleaved single-thread runs of systolic_kernel_bench gave
@@ -222,6 +245,30 @@ SYSTOLIC_INLINE void dot_tile(long ng, const typename T::A* a, long ld, const ty
     }
 #pragma GCC unroll 4
     for (int b = 0; b < NB; ++b) base[b] += KG;
+    w += NV * W * KG;
+  }
+}
+
+// dot_tile() over MR rows at their own addresses rp[i] (the row-direct chunks of run()).
+template <class T, int MR, int NV>
+SYSTOLIC_INLINE void dot_tile_p(long ng, const typename T::A* const* rp, const typename T::B* w,
+                                typename T::V (&acc)[MR][NV]) {
+  using V = typename T::V;
+  using A = typename T::A;
+  constexpr int W = T::W, KG = T::KG;
+  const A* r[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) r[i] = rp[i];
+  for (long k = 0; k < ng; ++k) {
+    V b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = T::loadb(w + j * W * KG);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const V av = T::bcast(r[i] + k * KG);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = T::dot(acc[i][j], av, b[j]);
+    }
     w += NV * W * KG;
   }
 }
@@ -281,15 +328,16 @@ __attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long l
 // One tile (R rows) against one panel over one K chunk; `part` holds the partial sums between
 // chunks (first: start from zero; last: run the epilogue instead of saving).
 template <class T, int R, int NV>
-void tile(const Ctx& x, const typename T::A* rows, long ld, long ng, const typename T::B* w, int32_t* part,
-          bool first, bool last, const TileOut& o) {
+void tile(const Ctx& x, const typename T::A* rows, long ld, const typename T::A* const* rp, long ng,
+          const typename T::B* w, int32_t* part, bool first, bool last, const TileOut& o) {
   constexpr int W = T::W;
   typename T::V acc[R][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) acc[i][j] = first ? T::zero() : T::load32(part + (i * NV + j) * W);
-  dot_tile<T, R, NV>(ng, rows, ld, w, acc);
+  if (rp) dot_tile_p<T, R, NV>(ng, rp, w, acc);
+  else dot_tile<T, R, NV>(ng, rows, ld, w, acc);
   alignas(64) int32_t sums[R * NV * W];
   int32_t* out = last ? sums : part;
 #pragma GCC unroll 16
@@ -299,13 +347,31 @@ void tile(const Ctx& x, const typename T::A* rows, long ld, long ng, const typen
   if (last) store_sums<T, NV>(x, sums, NV * W, R, o);
 }
 
-// Picks the R = rows instantiation (R = 1..MR) at run time.
+// Picks the R = rows instantiation (R = 1..MR) at run time. The rows are a + i * ld, or rp[i]
+// where rp is given.
 template <class T, int R, int NV>
-void tile_rows(int rows, const Ctx& x, const typename T::A* a, long ld, long ng, const typename T::B* w,
-               int32_t* part, bool first, bool last, const TileOut& o) {
+void tile_rows(int rows, const Ctx& x, const typename T::A* a, long ld, const typename T::A* const* rp, long ng,
+               const typename T::B* w, int32_t* part, bool first, bool last, const TileOut& o) {
   if constexpr (R > 1)
-    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, a, ld, ng, w, part, first, last, o);
-  tile<T, R, NV>(x, a, ld, ng, w, part, first, last, o);
+    if (rows < R) return tile_rows<T, R - 1, NV>(rows, x, a, ld, rp, ng, w, part, first, last, o);
+  tile<T, R, NV>(x, a, ld, rp, ng, w, part, first, last, o);
+}
+
+// Whether run() reads each window's kernel rows in place (row-direct): a dense u8 source
+// without x dilation holds a pixel's kw taps of one kernel row as kw x icg contiguous bytes, so
+// a K chunk inside one kernel row is a run of the source, and only windows that cross the
+// image's edge need gathering. The chunk `kc` divides the kernel row; 0: not row-direct.
+// ResNet-50's 3x3 convs with 64 channels (one panel) spent a fifth of their time gathering
+// windows that only one panel used.
+template <class A, int NR, int KG>
+long row_direct_kc(const ConvParams& p, long ss, long weight_bytes) {
+  const long icg = p.ic / p.groups, row = long(p.kw) * icg;
+  if (!std::is_same_v<A, uint8_t> || p.groups != 1 || ss != icg || p.dw != 1 || reads_in_place<A, KG>(p) ||
+      row % KG != 0)
+    return 0;
+  const long kc_max = std::max<long>(KG, weight_bytes / (NR * long(sizeof(A))) / KG * KG);
+  const long per_row = ceil_div(row, kc_max);
+  return row % per_row == 0 && (row / per_row) % KG == 0 ? row / per_row : 0;
 }
 
 template <class T, int MR, int NV>
@@ -325,16 +391,21 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   x.panels_g = int(ceil_div(x.ocg, NR));
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, KG) * KG;
+  x.row = long(p.kw) * x.icg;
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
+  A* const col = im2col_bytes<A, MR, NR, KG>(qp) ? static_cast<A*>(a.workspace) : nullptr;
+  const long kc_rows = col ? 0 : row_direct_kc<A, NR, KG>(p, x.ss, kL1WeightBytes);
   const BlockGrid bg = block_grid(x.Kp, KG, long(sizeof(B)), MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), MR * NR * 4,
-                                  {kBlockBytes, kMaxBlockTiles, kL1WeightBytes, kMaxPartialBytes});
+                                  {kBlockBytes, kMaxBlockTiles, kc_rows ? kc_rows * NR * long(sizeof(B)) : kL1WeightBytes,
+                                   kMaxPartialBytes});
+  const bool row_direct = kc_rows > 0 && bg.kc == kc_rows;
+  static_assert(MR <= 8, "row pointers of a block: kMaxBlockTiles x 8");
   static_assert(sizeof(A) == sizeof(B), "the block and the weight chunk count the same bytes per K element");
   x.kc = bg.kc;
   x.direct = reads_in_place<A, KG>(p);
   // Small M: every window gathered once into the workspace, in blocks of rows across the pool.
-  A* const col = im2col_bytes<A, MR, NR, KG>(qp) ? static_cast<A*>(a.workspace) : nullptr;
   if (col) {
     constexpr long kRows = 16;
     auto fill = [&](std::size_t b) {
@@ -357,6 +428,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
     alignas(64) A buf[kBlockBytes / sizeof(A) + 64];
     alignas(64) int32_t part[kMaxPartialBytes / 4];
+    const A* rptr[kMaxBlockTiles * 8];
     const B* wg = static_cast<const B*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
     for (long c = 0; c < chunks; ++c) {
       const long k0 = c * x.kc, k1 = std::min(x.Kp, k0 + x.kc);
@@ -368,6 +440,10 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
       } else if (col) {
         ld = x.Kp + kIm2colSlack;
         base = col + m0 * ld + k0;
+      } else if (row_direct) {
+        point_rows<T>(x, m0, int(rows), k0, k1, buf, rptr);
+        base = buf;
+        ld = x.kc;
       } else {
         gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
         base = buf;
@@ -385,7 +461,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           prefetch_rows(a.residual, x.rs * esz, a.dst, x.ds * esz, lo, hi, ch * esz, ch_end * esz);
         }
         const TileOut o{m, ch, int(std::min<long>(NR, x.ocg - pn * NR))};
-        tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, (k1 - k0) / KG, wg + pn * x.Kp * NR + k0 * NR,
+        tile_rows<T, MR, NV>(r, x, base + (m - m0) * ld, ld, row_direct ? rptr + (m - m0) : nullptr, (k1 - k0) / KG,
+                             wg + pn * x.Kp * NR + k0 * NR,
                              chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * MR * NR : part, c == 0, last, o);
       };
       if (tiles_outer) {

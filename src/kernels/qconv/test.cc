@@ -211,6 +211,18 @@ TEST(QConv, StridesPadsDilations) {
   check({3, 4, 5, 5, 8, 3, 3, 1, 1, 0, 0, 0, 0});
 }
 
+// Kernel rows read in place from the source (u8 traits, channels in whole K groups): windows at
+// the image's edges gathered, the rest pointed at; tiles across rows and images, one and two
+// chunks per kernel row, stride 2 with uneven pads, a 5x3 window.
+TEST(QConv, WindowRowsReadInPlace) {
+  check({2, 64, 13, 11, 72, 3, 3, 1, 1, 1, 1, 1, 1});
+  check({1, 128, 10, 12, 64, 3, 3, 2, 1, 0, 1, 2, 1});
+  check({1, 88, 9, 9, 40, 5, 3, 1, 1, 2, 1, 2, 1});
+  Options o;
+  o.residual = true, o.relu = true;
+  check({2, 64, 13, 11, 72, 3, 3, 1, 1, 1, 1, 1, 1}, o, 11);
+}
+
 TEST(QConv, Groups) {
   check({1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4});
   check({2, 12, 7, 7, 18, 3, 3, 2, 1, 1, 1, 1, 1, 3});
