@@ -1,5 +1,7 @@
 // Session steps of int8 plans: int8 convolutions, uint8 pools and per-tensor quantize /
 // dequantize, prepared once from the plan's attributes, each checked against its tensors.
+#include <algorithm>
+
 #include "interp/nn_geometry.h"
 #include "runtime/session_step.h"
 
@@ -7,6 +9,8 @@ namespace systolic::runtime {
 namespace {
 
 using ir::DType;
+
+bool u8_zero_point(int64_t v) { return v >= 0 && v <= 255; }
 
 // One scale and zero point, constant, for QuantizeLinear / DequantizeLinear.
 bool per_tensor_params(const ir::Graph& g, const ir::Node& n, float* scale, int32_t* zp) {
@@ -57,9 +61,12 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
   a.residual = at(n.in(3));
   a.dst = at(n.outputs[0]);
   kernels::QRequant& rq = a.rq;
+  const int64_t zp = n.i("q_zp", 0), res_zp = n.i("q_res_zp", 0);
+  if (!u8_zero_point(zp) || !u8_zero_point(res_zp))
+    return Err("plan is corrupt: int8 conv %s has a zero point outside uint8", n.name.c_str());
   rq.res_scale = n.f("q_res_scale", 1.f);
-  rq.res_zp = static_cast<int32_t>(n.i("q_res_zp", 0));
-  rq.zp = static_cast<int32_t>(n.i("q_zp", 0));
+  rq.res_zp = static_cast<int32_t>(res_zp);
+  rq.zp = static_cast<int32_t>(zp);
   rq.lo = n.f("q_lo", 0.f);
   rq.hi = n.f("q_hi", 255.f);
   if (!st->qp.out_f32 && !(rq.lo >= -rq.zp && rq.hi <= 255 - rq.zp && rq.lo <= rq.hi))
@@ -115,9 +122,12 @@ Status prepare_qadd(const ir::Graph& g, const ir::Node& n, const std::function<v
   st->kind = Session::Step::qadd;
   st->qelt_k = kernels::qeltwise_select(host_cpu());
   const ir::Tensor& y = g.t(n.outputs[0]);
+  if (n.inputs.size() != 2) return Err("plan is corrupt: uint8 Add %s does not have two inputs", n.name.c_str());
   for (int in : n.inputs)
-    if (g.t(in).dtype != DType::u8 || g.t(in).numel() != y.numel() || g.t(in).layout != y.layout)
+    if (in < 0 || g.t(in).dtype != DType::u8 || g.t(in).numel() != y.numel() || g.t(in).layout != y.layout)
       return Err("plan is corrupt: uint8 Add %s does not match its tensors", n.name.c_str());
+  if (!u8_zero_point(n.i("q_a_zp", 0)) || !u8_zero_point(n.i("q_b_zp", 0)) || !u8_zero_point(n.i("q_zp", 0)))
+    return Err("plan is corrupt: uint8 Add %s has a zero point outside uint8", n.name.c_str());
   kernels::QAddParams& p = st->qadd_p;
   p.n = y.numel();
   p.a_scale = n.f("q_a_scale", 1.f);
@@ -142,10 +152,13 @@ Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::functio
   const std::vector<int64_t> zps = n.ints("q_zps");
   if (y.shape.size() != 4 || scales.size() != n.inputs.size() || zps.size() != n.inputs.size())
     return Err("plan is corrupt: uint8 Concat %s lacks its parameters", n.name.c_str());
+  if (!u8_zero_point(n.i("q_zp", 0)) || !std::all_of(zps.begin(), zps.end(), u8_zero_point))
+    return Err("plan is corrupt: uint8 Concat %s has a zero point outside uint8", n.name.c_str());
   const bool nhwc = y.layout == ir::Layout::nhwc;
   const int64_t N = y.shape[0], C = y.shape[1], HW = y.shape[2] * y.shape[3];
   int64_t c0 = 0;
   for (std::size_t k = 0; k < n.inputs.size(); ++k) {
+    if (n.inputs[k] < 0) return Err("plan is corrupt: uint8 Concat %s lacks an input", n.name.c_str());
     const ir::Tensor& x = g.t(n.inputs[k]);
     if (x.dtype != DType::u8 || x.layout != y.layout || x.shape.size() != 4 || x.shape[0] != N ||
         x.shape[2] * x.shape[3] != HW)
