@@ -47,6 +47,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     if (n.op != Op::ConstantOfShape && n.op != Op::Range && !interp::family_infer(n.op))
       return Err("%s %s: missing required input", op, n.name.c_str());
   }
+  if (n.outputs.empty()) return Err("%s %s: no outputs", op, n.name.c_str());  // the cases write outs[0]
   auto need_const = [&](std::size_t i, const char* what) -> Status {
     const ir::Tensor* t = in_t(i);
     if (!t) return Err("%s %s: %s input is missing", op, n.name.c_str(), what);

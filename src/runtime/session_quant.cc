@@ -187,6 +187,11 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
                               Session::Step* st, bool* handled, std::size_t* workspace) {
   *handled = false;
   const bool has_kernel = n.attrs.count("kernel") != 0;
+  // Optional inputs are -1 in a plan; the steps below need their first inputs and outputs.
+  const bool ins = !n.inputs.empty() && n.inputs[0] >= 0 && (n.inputs.size() < 2 || n.inputs[1] >= 0);
+  const bool outs = n.outputs.size() == 1 && n.outputs[0] >= 0;
+  if (has_kernel && (!ins || !outs))
+    return Err("plan is corrupt: %s %s lacks an input or output", ir::op_name(n.op), n.name.c_str());
   if (n.op == ir::Op::Conv && has_kernel && n.inputs.size() > 1 && g.t(n.inputs[1]).dtype == DType::i8) {
     *handled = true;
     return prepare_qconv(g, n, at, st, workspace);
@@ -195,7 +200,7 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
     *handled = true;
     return prepare_qpool(g, n, at, st);
   }
-  const bool u8_out = n.outputs.size() == 1 && n.outputs[0] >= 0 && g.t(n.outputs[0]).dtype == DType::u8;
+  const bool u8_out = outs && g.t(n.outputs[0]).dtype == DType::u8;
   if (n.op == ir::Op::Add && u8_out && n.attrs.count("q_a_scale")) {
     *handled = true;
     return prepare_qadd(g, n, at, st);
@@ -205,7 +210,7 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
     return prepare_qconcat(g, n, at, st);
   }
   const bool q = n.op == ir::Op::QuantizeLinear, dq = n.op == ir::Op::DequantizeLinear;
-  if ((q || dq) && n.outputs.size() == 1 && per_tensor_params(g, n, &st->q_scale, &st->q_zp)) {
+  if ((q || dq) && ins && outs && per_tensor_params(g, n, &st->q_scale, &st->q_zp)) {
     const ir::Tensor& x = g.t(n.inputs[0]);
     const ir::Tensor& y = g.t(n.outputs[0]);
     const DType from = q ? DType::f32 : DType::u8, to = q ? DType::u8 : DType::f32;
