@@ -68,6 +68,10 @@ void ModelRunner::worker_loop(Worker* w) {
   const auto delay = std::chrono::microseconds(settings_.max_queue_delay_us);
   std::vector<Pending> batch, dropped;
   for (;;) {
+    // The delay counts from when this worker could first run the oldest request: requests that
+    // queued behind a running batch still get the window to merge with the clients answered by
+    // it, so closed-loop clients do not split into two half-size cohorts that alternate.
+    const auto free_since = Clock::now();
     batch.clear();
     dropped.clear();
     bool more = false;
@@ -82,7 +86,7 @@ void ModelRunner::worker_loop(Worker* w) {
           int64_t queued = 0;
           for (const Pending& p : queue_) queued += p.rows;
           if (queued >= max_rows || stopping_ || queue_.empty()) break;
-          const auto until = queue_.front().admitted + delay;
+          const auto until = std::max(queue_.front().admitted, free_since) + delay;
           if (Clock::now() >= until) break;
           cv_.wait_until(lock, until);
         }
