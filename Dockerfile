@@ -6,7 +6,8 @@ RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq 
       libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libjpeg62-turbo-dev libpng-dev \
       libboost1.81-dev libgrpc++-dev protobuf-compiler-grpc pkg-config && rm -rf /var/lib/apt/lists/*
 COPY . /src
-RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release && cmake --build /build -j"$(nproc)" --target systolic
+RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release -DSYSTOLIC_PYTHON=OFF -DSYSTOLIC_BENCH=OFF \
+    && cmake --build /build -j"$(nproc)" --target systolic
 
 FROM debian:12
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
