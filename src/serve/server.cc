@@ -16,6 +16,7 @@ struct Server::Impl {
   std::map<std::string, std::shared_ptr<ModelRunner>> models;
   std::mutex load_mu;  // one load or unload at a time
   std::atomic<bool> draining{false};
+  std::atomic<uint64_t> refused_draining{0};  // not a model's: refused before any lookup
 
   std::shared_ptr<ModelRunner> find(const std::string& name) const {
     std::shared_lock lock(mu);
@@ -115,6 +116,7 @@ std::variant<std::string, Error> Server::model_config_json(const std::string& mo
 
 void Server::infer(InferRequest req, Done done, std::shared_ptr<std::atomic<bool>> cancelled) {
   if (impl_->draining.load()) {
+    impl_->refused_draining.fetch_add(1);
     done(Error{Code::unavailable, "the server is shutting down"});
     return;
   }
@@ -210,6 +212,19 @@ std::vector<std::string> Server::load_notes() const {
   for (const auto& [name, r] : impl_->models)
     for (const std::string& n : r->notes()) out.push_back("model " + name + ": " + n);
   return out;
+}
+
+Server::Totals Server::totals() const {
+  Totals t;
+  t.refused = impl_->refused_draining.load();
+  std::shared_lock lock(impl_->mu);
+  for (const auto& [name, r] : impl_->models) {
+    const ModelMetrics& m = r->metrics();
+    t.succeeded += m.request_success.load();
+    t.failed += m.failure_timeout.load() + m.failure_internal.load();
+    t.refused += m.failure_rejected.load() + m.failure_invalid.load();
+  }
+  return t;
 }
 
 void Server::begin_drain() { impl_->draining.store(true); }

@@ -75,6 +75,13 @@ class Server {
   // Waits until nothing is queued or running, or `timeout` passes; true when idle.
   bool wait_idle(std::chrono::milliseconds timeout);
 
+  // Requests of the loaded models so far: answered, admitted but failed (timed out, client
+  // gone, session error), refused at admission (queue full, draining, invalid).
+  struct Totals {
+    uint64_t succeeded = 0, failed = 0, refused = 0;
+  };
+  Totals totals() const;
+
   struct Impl;
 
  private:

@@ -173,7 +173,9 @@ TEST(ServeServer, InvalidRequestsNeverQueue) {
   r.inputs.clear();
   expect_invalid(r, "missing");
   r = request("tiny", x1, 1);
-  r.outputs.push_back({"nope"});
+  RequestedOutput nope;
+  nope.name = "nope";
+  r.outputs.push_back(nope);
   expect_invalid(r, "unknown output");
   Result res = infer_sync(*s, request("other", x, 1));
   EXPECT_EQ(std::get<Error>(res).code, Code::not_found);
@@ -273,6 +275,10 @@ TEST(ServeServer, DrainRefusesNewWorkAndFinishesAdmitted) {
   EXPECT_EQ(std::get<Error>(late).code, Code::unavailable);
   EXPECT_TRUE(s->wait_idle(std::chrono::seconds(10)));
   EXPECT_TRUE(std::holds_alternative<InferResponse>(p.get_future().get()));
+  const Server::Totals t = s->totals();
+  EXPECT_EQ(t.succeeded, 1u);
+  EXPECT_EQ(t.failed, 0u);
+  EXPECT_EQ(t.refused, 1u);
 }
 
 TEST(ServeServer, AFixedBatchModelServesOneRequestAtATime) {

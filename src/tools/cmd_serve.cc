@@ -70,7 +70,10 @@ void run_serve(const ServeArgs& a) {
   (*grpc)->shutdown(std::chrono::milliseconds(1000));
   (*http)->stop();
   if (!idle) return fail(Err("requests were still running after the %.0f s grace period", a.grace_s));
-  std::fprintf(stderr, "systolic: stopped\n");
+  const auto t = (*server)->totals();
+  std::fprintf(stderr, "systolic: stopped: %llu requests answered, %llu admitted but failed, %llu refused\n",
+               static_cast<unsigned long long>(t.succeeded), static_cast<unsigned long long>(t.failed),
+               static_cast<unsigned long long>(t.refused));
 }
 
 }  // namespace

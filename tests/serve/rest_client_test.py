@@ -470,11 +470,13 @@ class Disconnect(unittest.TestCase):
         request = (f"POST /v2/models/{MODEL}/infer HTTP/1.1\r\nHost: t\r\n{head}"
                    f"Content-Length: {len(body)}\r\n\r\n").encode() + body
         cancelled0 = server_metric(ADDR, "nv_inference_request_failure", MODEL, reason="CANCELED")
-        # Fewer than the smallest default queue bound, so none is refused for a full queue.
-        socks = [raw_socket() for _ in range(8)]
+        # The default queue bound (4 batches of 4) minus the batch running, so none is refused;
+        # closed once at least 8 wait behind the batch running, so that on a fast machine too
+        # the last ones are still queued (a batch time away at least) when the closes arrive.
+        socks = [raw_socket() for _ in range(16)]
         for s in socks:
             s.sendall(request)
-        wait_until_queued(ADDR, MODEL, 3)
+        wait_until_queued(ADDR, MODEL, 12)
         for s in socks:
             s.close()
         # A closed connection sets the request's cancelled flag.
