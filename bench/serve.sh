@@ -11,7 +11,8 @@ usage() {
   cat <<'USAGE'
 usage: bench/serve.sh [--model resnet50] [--precision fp32] [--batch 16] [--delay-us 20000]
                       [--rounds 3] [--seconds 15] [--threads 2]
-Environment: SYSTOLIC (binary, default build/systolic).
+Environment: SYSTOLIC (binary, default build/systolic), LOAD (the load generator, default
+build/systolic_serve_load).
 USAGE
 }
 die() { echo "serve.sh: $*" >&2; exit 1; }
@@ -29,7 +30,9 @@ while [[ $# -gt 0 ]]; do
 done
 SYSTOLIC=${SYSTOLIC:-$ROOT/build/systolic}
 PY=/usr/bin/python3
+LOAD=${LOAD:-$ROOT/build/systolic_serve_load}
 [[ -x $SYSTOLIC ]] || die "$SYSTOLIC not found: build it first"
+[[ -x $LOAD ]] || die "$LOAD not found: build it first (cmake --build build --target systolic_serve_load)"
 zoo=$ROOT/build/zoo
 mkdir -p "$zoo"
 [[ -s $zoo/$model.onnx ]] || "$SYSTOLIC" zoo "$model" -o "$zoo/$model.onnx" >/dev/null
@@ -63,10 +66,10 @@ b1_p50=() bb_tp=() g_tp=() r_p50=() g_p50=()
 for r in $(seq "$rounds"); do
   o=$(bench 1 20); b1_p50+=("$(json "$o" p50_ms)")
   o=$(bench "$batch" 5); bb_tp+=("$(json "$o" throughput_per_s)")
-  o=$($PY "$ROOT/bench/serve_load.py" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds")
+  o=$("$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds")
   g_tp+=("$(json "$o" throughput_per_s)"); g_p50+=("$(json "$o" p50_ms)")
   [[ $(json "$o" errors) == 0 && $(json "$o" rejected) == 0 ]] || echo "round $r: gRPC errors: $o" >&2
-  o=$($PY "$ROOT/bench/serve_load.py" rest --addr "127.0.0.1:$http" --model "$model" --clients 1 --seconds "$seconds")
+  o=$("$LOAD" rest --addr "127.0.0.1:$http" --model "$model" --clients 1 --seconds "$seconds")
   r_p50+=("$(json "$o" p50_ms)")
   echo "round $r: bench b1 p50 ${b1_p50[-1]} ms, b$batch ${bb_tp[-1]}/s; gRPC x16 ${g_tp[-1]}/s; REST x1 p50 ${r_p50[-1]} ms" >&2
 done
@@ -76,16 +79,23 @@ stop_server
 # clients; three phases, RSS after each (flat: the later phases do not grow it).
 start_server --max-queue-delay-us "$delay" --max-queue-size "$batch"
 rate=$($PY -c "print(4 * $(median "${bb_tp[@]}"))")
-load() { $PY "$ROOT/bench/serve_load.py" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) \
+load() { "$LOAD" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) \
            --rate "$rate" --seconds "$seconds"; }
-over=$(load grpc "$grpc"); rss0=$(rss_kib "$pid")
-over2=$(load rest "$http"); rss1=$(rss_kib "$pid")
-over3=$(load grpc "$grpc"); rss2=$(rss_kib "$pid")
+# The batch time under this load, from the server's own counters: compute time summed per
+# request over requests, i.e. the mean time of the batch each admitted request rode in.
+counters() { curl -s "http://127.0.0.1:$http/metrics" | awk -v m="model=\"$model\"" '
+  index($0, m) && /^nv_inference_compute_infer_duration_us/ {c += $NF}
+  index($0, m) && /^nv_inference_count/ {n += $NF} END {print c, n}'; }
+batch_ms() { $PY -c "import sys; a=[float(v) for v in sys.argv[1:]]; print(round((a[2]-a[0])/max(1,a[3]-a[1])/1000, 1))" $1 $2; }
+c0=$(counters); over=$(load grpc "$grpc"); rss0=$(rss_kib "$pid")
+c1=$(counters); over2=$(load rest "$http"); rss1=$(rss_kib "$pid")
+c2=$(counters); over3=$(load grpc "$grpc"); rss2=$(rss_kib "$pid")
+c3=$(counters)
 stop_server
 
 # SIGTERM while 16 clients are sending: every admitted request must succeed.
 start_server --max-queue-delay-us "$delay"
-$PY "$ROOT/bench/serve_load.py" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds 8 --warmup 0 > "$work/term.json" &
+"$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds 8 --warmup 0 > "$work/term.json" &
 load=$!
 sleep 4
 kill -TERM "$pid"
@@ -100,8 +110,11 @@ echo "|---|---|---|---|"
 printf '| 16 gRPC clients, batch-1 requests (req/s) | %.1f (batch %s) | %.1f | %.2fx |\n' "$m_bb" "$batch" "$m_g" "$($PY -c "print($m_g/$m_bb)")"
 printf '| 1 REST client, batch 1, p50 (ms) | %.1f | %.1f | %+.1f ms |\n' "$m_b1" "$m_r" "$($PY -c "print($m_r-$m_b1)")"
 echo
-echo "4x overload ($rate req/s offered, queue $batch): gRPC $over"
-echo "  REST $over2"
-echo "  gRPC again $over3"
+echo "4x overload ($rate req/s offered, queue $batch, max_queue_delay $((delay / 1000)) ms):"
+echo "  gRPC (batch time $(batch_ms "$c0" "$c1") ms) $over"
+echo "  REST (batch time $(batch_ms "$c1" "$c2") ms) $over2"
+echo "  gRPC again (batch time $(batch_ms "$c2" "$c3") ms) $over3"
 echo "server RSS after each phase: $rss0, $rss1, $rss2 KiB"
-echo "SIGTERM under load: exit $rc; $term"
+stopped=$(grep "stopped:" "$work/server.log" || echo "no stopped line: $(tail -3 "$work/server.log")")
+echo "SIGTERM under load: exit $rc; server: ${stopped#systolic: }"
+echo "  clients: $term"
