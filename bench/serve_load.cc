@@ -115,7 +115,7 @@ class Load {
                               {"shape", o_.dims},
                               {"datatype", "FP32"},
                               {"parameters", {{"binary_data_size", raw_.size()}}}}}},
-                           {"binary_data_output", true}};
+                           {"parameters", {{"binary_data_output", true}}}};
     const std::string h = head.dump();
     http::request<http::string_body> req{http::verb::post, "/v2/models/" + o_.model + "/infer", 11};
     req.set(http::field::host, host);
