@@ -143,6 +143,36 @@ TEST(ServeServer, ConcurrentRequestsShareBatches) {
   EXPECT_EQ(count_of(m, "nv_inference_pending_request_count"), 0u);
 }
 
+TEST(ServeServer, RequestsQueuedBehindABusyWorkerStillWaitForCompany) {
+  // The delay counts from when the worker is free: C, queued while the worker was busy for
+  // longer than the delay (A's answer holds it), still merges with D, which arrives just after.
+  ModelSettings d;
+  d.max_batch_size = 2;
+  d.max_queue_delay_us = 200000;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  const auto x = random_rows(1, 3);
+  std::promise<void> a_answered;
+  std::promise<Result> a, b, c, dd;
+  s->infer(request("tiny", x, 1), [&](Result r) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the worker stays busy
+    a.set_value(std::move(r));
+    a_answered.set_value();
+  });
+  s->infer(request("tiny", x, 1), [&](Result r) { b.set_value(std::move(r)); });
+  s->infer(request("tiny", x, 1), [&](Result r) { c.set_value(std::move(r)); });
+  auto late = std::async(std::launch::async, [&] {
+    a_answered.get_future().wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    s->infer(request("tiny", x, 1), [&](Result r) { dd.set_value(std::move(r)); });
+  });
+  for (auto* p : {&a, &b, &c, &dd}) EXPECT_TRUE(std::holds_alternative<InferResponse>(p->get_future().get()));
+  late.get();
+  const std::string m = s->metrics_text();
+  EXPECT_EQ(count_of(m, "nv_inference_count"), 4u);
+  EXPECT_EQ(count_of(m, "nv_inference_exec_count"), 2u) << "C ran alone instead of waiting for D";
+}
+
 TEST(ServeServer, InvalidRequestsNeverQueue) {
   ModelSettings d;
   d.max_batch_size = 2;
