@@ -357,6 +357,7 @@ TEST(ServeServer, APlanServesSmallerBatchesPadded) {
 
 TEST(ServeServer, RepositoryReloadKeepsServingAndAFailedLoadKeepsTheOldVersion) {
   const std::string repo = testing::scratch_dir("serve_repo");
+  std::filesystem::remove_all(repo + "/tiny");  // a repeated run starts from version 1 again
   write_file(repo + "/tiny/1/model.onnx", testing::tiny_conv_onnx(1));
   write_file(repo + "/tiny/config.json", R"({"max_batch_size": 2, "threads": 1})");
   ServerOptions o;
