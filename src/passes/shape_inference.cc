@@ -133,6 +133,12 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       if (!in_t(1)) return Err("Conv %s: missing weight", n.name.c_str());
       kernels::ConvParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, xs, req(1)->shape, &p));
+      // The conv kernels and packing read float32 weights and bias, and a float32 input (or the
+      // uint8 image a folded normalization left).
+      const DType wt = req(1)->dtype, bt = in_t(2) ? req(2)->dtype : DType::f32;
+      if (wt != DType::f32 || bt != DType::f32 || (dt != DType::f32 && !(p.src_u8 && dt == DType::u8)))
+        return Err("Conv %s: input, weight and bias are %s, %s and %s; float32 is supported", n.name.c_str(),
+                   ir::dtype_name(dt), ir::dtype_name(wt), ir::dtype_name(bt));
       if (in_t(2) && (req(2)->shape.size() != 1 || req(2)->shape[0] != p.oc))
         return Err("Conv %s: bias shape %s does not match %d output channels", n.name.c_str(),
                    ir::shape_str(req(2)->shape).c_str(), p.oc);

@@ -52,6 +52,16 @@ TEST(ShapeInference, RejectsMismatchedShapes) {
   st = passes::shape_inference(c.g, ctx);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("do not broadcast"), std::string::npos) << st.message();
+
+  // Conv packs and reads float32 weights: an int16 weight is refused, not read as floats.
+  GraphBuilder e;
+  const int ex = e.input("x", {1, 3, 8, 8});
+  const int w16 = e.weights("w", {4, 3, 1, 1});
+  e.g.t(w16).dtype = ir::DType::i16;
+  e.output(e.node(ir::Op::Conv, {ex, w16})[0]);
+  st = passes::shape_inference(e.g, ctx);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("float32 is supported"), std::string::npos) << st.message();
 }
 
 }  // namespace systolic::testing

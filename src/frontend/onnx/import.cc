@@ -128,11 +128,15 @@ struct Importer {
     const onnx::GraphProto& gp = model.graph();
 
     for (const auto& init : gp.initializer()) {
+      // Names are single assignments: a second initializer of a name would silently win.
+      if (ids.count(init.name())) return Err("initializer %s is defined twice", init.name().c_str());
       auto t = tensor_from_proto(init, base_dir);
       if (!t.ok()) return Err("initializer %s: %s", init.name().c_str(), t.status().message().c_str());
       add_const(init.name(), std::move(t.value()));
     }
+    std::set<std::string> listed;
     for (const auto& vi : gp.input()) {
+      if (!listed.insert(vi.name()).second) return Err("graph input %s is listed twice", vi.name().c_str());
       if (ids.count(vi.name())) continue;  // an initializer: a constant, not a runtime input
       if (!vi.type().has_tensor_type())
         return Err("input %s is not a tensor (sequences and maps are not supported)", vi.name().c_str());
@@ -209,7 +213,9 @@ struct Importer {
       normalize(n);
       g.nodes.push_back(std::move(n));
     }
+    std::set<std::string> outs;
     for (const auto& vi : gp.output()) {
+      if (!outs.insert(vi.name()).second) return Err("graph output %s is listed twice", vi.name().c_str());
       if (!ids.count(vi.name())) return Err("graph output %s is never produced", vi.name().c_str());
       g.outputs.push_back(ids[vi.name()]);
     }

@@ -77,6 +77,31 @@ TEST(OnnxImport, RejectsGarbageTruncatedAndNewOpset) {
   EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos);
 }
 
+TEST(OnnxImport, NamesAreDefinedOnce) {
+  // A second initializer of one name (here of another type) must not silently replace the first.
+  onnx::ModelProto m = tiny_model({"Relu"});
+  for (auto type : {onnx::TensorProto::FLOAT, onnx::TensorProto::INT16}) {
+    auto* w = m.mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(type);
+    w->add_dims(1);
+    type == onnx::TensorProto::FLOAT ? w->add_float_data(1.f) : w->add_int32_data(1);
+  }
+  auto g = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("initializer w is defined twice"), std::string::npos) << g.status().message();
+  m = tiny_model({"Relu"});
+  *m.mutable_graph()->add_input() = m.graph().input(0);
+  g = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("graph input x is listed twice"), std::string::npos) << g.status().message();
+  m = tiny_model({"Relu"});
+  *m.mutable_graph()->add_output() = m.graph().output(0);
+  g = import_onnx_bytes(m.SerializeAsString(), "");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("graph output t0 is listed twice"), std::string::npos) << g.status().message();
+}
+
 TEST(OnnxImport, NormalizesOldOpsets) {
   // Opset 10 Clip carries min/max as attributes; import makes them constant inputs.
   onnx::ModelProto m = tiny_model({"Clip"}, 10);
