@@ -24,7 +24,9 @@ Status convtranspose_to_conv(ir::Graph& g, PassContext&) {
     const int b_id = n.in(2);
     bool ok = x.dtype == ir::DType::f32 && x.shape.size() == 4 && w.is_const() && w.dtype == ir::DType::f32 &&
               w.shape.size() == 4 && w.shape[2] == w.shape[3] && n.i("group", 1) == 1 && !n.has("output_shape") &&
-              n.s("auto_pad", "NOTSET") == "NOTSET" && (b_id < 0 || g.t(b_id).is_const());
+              n.s("auto_pad", "NOTSET") == "NOTSET" &&
+              (b_id < 0 || (g.t(b_id).is_const() && g.t(b_id).dtype == ir::DType::f32 &&
+                            g.t(b_id).numel() == w.shape[1]));
     const int64_t s = ok ? w.shape[2] : 0;
     for (int64_t v : n.ints("strides", {1, 1})) ok &= v == s;
     for (int64_t v : n.ints("dilations", {1, 1})) ok &= v == 1;

@@ -35,4 +35,17 @@ TEST(ConvTransposeToConv, OverlappingKernelsAreLeftAlone) {
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 }
 
+TEST(ConvTransposeToConv, ABiasThatIsNotFloat32IsNotReadAsFloats) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 4, 4});
+  const int bias = b.weights("bias", {4});
+  b.g.t(bias).dtype = ir::DType::i16;  // 4 int16 values: half the bytes of 4 floats
+  const int ct = b.node(ir::Op::ConvTranspose, {x, b.weights("w", {3, 4, 2, 2}), bias})[0];
+  b.last().set_ints("strides", {2, 2});
+  b.output(ct);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::convtranspose_to_conv});
+  EXPECT_EQ(count_ops(g, ir::Op::ConvTranspose), 1);
+}
+
 }  // namespace systolic::testing
