@@ -3,7 +3,7 @@
 # - 16 gRPC clients sending batch-1 requests: served throughput / bench's at the serving batch;
 # - one client, batch 1, binary REST: p50 minus bench's batch-1 p50;
 # - 4x overload (4 x bench's throughput offered open-loop, a queue of one batch): only 200 or
-#   503, 503 latency, p99 of the admitted, server RSS after each of three phases;
+#   503, 503 latency, p99 of the admitted, server RSS after each of four phases;
 # - SIGTERM under 16 clients: admitted requests that failed (must be 0).
 set -euo pipefail
 
@@ -77,7 +77,7 @@ done
 stop_server
 
 # Overload: a queue of one batch; 4 x the measured capacity offered open-loop by 4 x batch
-# clients; three phases, RSS after each (flat: the later phases do not grow it).
+# clients; four phases, RSS after each (flat: the later phases do not grow it).
 start_server --max-queue-delay-us "$delay" --max-queue-size "$batch"
 rate=$($PY -c "print(4 * $(median "${bb_tp[@]}"))")
 load() { "$LOAD" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) \
@@ -91,7 +91,8 @@ batch_ms() { $PY -c "import sys; a=[float(v) for v in sys.argv[1:]]; print(round
 c0=$(counters); over=$(load grpc "$grpc"); rss0=$(rss_kib "$pid")
 c1=$(counters); over2=$(load rest "$http"); rss1=$(rss_kib "$pid")
 c2=$(counters); over3=$(load grpc "$grpc"); rss2=$(rss_kib "$pid")
-c3=$(counters)
+c3=$(counters); over4=$(load rest "$http"); rss3=$(rss_kib "$pid")
+c4=$(counters)
 stop_server
 
 # SIGTERM while 16 clients are sending: every admitted request must succeed.
@@ -115,7 +116,8 @@ echo "4x overload ($rate req/s offered, queue $batch, max_queue_delay $((delay /
 echo "  gRPC (batch time $(batch_ms "$c0" "$c1") ms) $over"
 echo "  REST (batch time $(batch_ms "$c1" "$c2") ms) $over2"
 echo "  gRPC again (batch time $(batch_ms "$c2" "$c3") ms) $over3"
-echo "server RSS after each phase: $rss0, $rss1, $rss2 KiB"
+echo "  REST again (batch time $(batch_ms "$c3" "$c4") ms) $over4"
+echo "server RSS after each phase: $rss0, $rss1, $rss2, $rss3 KiB"
 stopped=$(grep "stopped:" "$work/server.log" || echo "no stopped line: $(tail -3 "$work/server.log")")
 echo "SIGTERM under load: exit $rc; server: ${stopped#systolic: }"
 echo "  clients: $term"
