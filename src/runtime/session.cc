@@ -232,6 +232,10 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (n.op == ir::Op::Reorder && (g.t(n.inputs[0]).dtype == ir::DType::f32 || g.t(n.inputs[0]).dtype == ir::DType::u8)) {
+      // A reorder keeps its logical NCHW shape and type; only the layout changes.
+      if (n.outputs.size() != 1 || n.outputs[0] < 0 || g.t(n.inputs[0]).shape.size() != 4 ||
+          g.t(n.outputs[0]).shape != g.t(n.inputs[0]).shape || g.t(n.outputs[0]).dtype != g.t(n.inputs[0]).dtype)
+        return Err("plan is corrupt: Reorder %s needs one rank-4 output of its input's shape and type", n.name.c_str());
       st->kind = Step::reorder;
       st->count = static_cast<int64_t>(ir::dtype_size(g.t(n.inputs[0]).dtype));
       for (int d = 0; d < 4; ++d) st->dims[d] = g.t(n.outputs[0]).shape[d];

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "frontend/onnx/import.h"
@@ -153,6 +154,37 @@ TEST(OnnxImport, ExternalData) {
   auto missing = import_onnx_bytes(m.SerializeAsString(), dir + "/nowhere");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("weights.bin"), std::string::npos) << missing.status().message();
+}
+
+// A side file that is not a regular file has no size to check offsets against: a folder (named
+// outright, or reached through a NUL that cuts the name short) is refused before any allocation.
+TEST(OnnxImport, ExternalDataMustBeARegularFile) {
+  const std::string dir = ::testing::TempDir() + "/external_folder";
+  std::filesystem::create_directories(dir + "/sub");
+  const std::pair<std::string, std::string> cases[] = {{"sub", "is not a regular file"},
+                                                       {std::string("\0\0bin", 5), "holds a NUL byte"}};
+  for (const auto& [location, expected] : cases) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    auto* t = g->add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1 << 16, 1 << 16}) t->add_dims(d);  // 16 GiB if it were read
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* loc = t->add_external_data();
+    loc->set_key("location");
+    loc->set_value(location);
+    auto* node = g->add_node();
+    node->set_op_type("Relu");
+    node->add_input("w");
+    node->add_output("y");
+    g->add_output()->set_name("y");
+    auto r = import_onnx_bytes(m.SerializeAsString(), dir);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(expected), std::string::npos) << r.status().message();
+  }
 }
 
 }  // namespace systolic::frontend

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace systolic::frontend {
@@ -34,10 +35,17 @@ Status read_external(const onnx::TensorProto& tp, const std::string& base_dir, s
                  kv.value().c_str());
   }
   if (location.empty()) return Err("tensor %s: external data without a location", tp.name().c_str());
+  // A NUL would cut the name short when the file is opened (the folder itself, say).
+  if (location.find('\0') != std::string::npos)
+    return Err("tensor %s: external data location holds a NUL byte", tp.name().c_str());
   if (location.find("..") != std::string::npos || location[0] == '/')
     return Err("tensor %s: external data location '%s' leaves the model's folder",
                tp.name().c_str(), location.c_str());
   std::string path = (base_dir.empty() ? "." : base_dir) + "/" + location;
+  // Only a regular file has a size to check offsets against: a folder's or a device's is not one.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return Err("tensor %s: external data %s is not a regular file", tp.name().c_str(), path.c_str());
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return Err("tensor %s: cannot open external data file %s", tp.name().c_str(), path.c_str());
   if (length >= 0 && static_cast<std::size_t>(length) != bytes)
