@@ -268,8 +268,14 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   if (r.bad || r.pos != bytes.size()) return Err("plan file is truncated or corrupt");
   // Constant sizes must match their shapes before anything reads them.
   if (g.arena_bytes < 0) return Err("plan file is corrupt (arena size)");
-  for (const ir::Tensor& t : g.tensors) {
-    const bool sized = t.data || t.arena_offset >= 0;
+  // Graph inputs and outputs are sized too, placed or not: callers allocate their buffers.
+  std::vector<char> io(g.tensors.size(), 0);
+  for (const auto* ids : {&g.inputs, &g.outputs})
+    for (int id : *ids)
+      if (id >= 0 && static_cast<std::size_t>(id) < io.size()) io[static_cast<std::size_t>(id)] = 1;
+  for (std::size_t k = 0; k < g.tensors.size(); ++k) {
+    const ir::Tensor& t = g.tensors[k];
+    const bool sized = t.data || t.arena_offset >= 0 || io[k];
     if ((t.layout != ir::Layout::plain && t.layout != ir::Layout::nhwc) ||
         (t.layout == ir::Layout::nhwc && t.shape.size() != 4))
       return Err("plan file is corrupt (tensor %s has an invalid layout)", t.name.c_str());
