@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # serve.sh: systolic serve against `systolic bench` in the same run, interleaved rounds, medians.
-# - 16 gRPC clients sending batch-1 requests: served throughput / bench's at the serving batch;
+# - 16 gRPC clients sending batch-1 requests: served throughput / bench's at --bench-batch
+#   (default: the serving batch);
 # - one client, batch 1, binary REST: p50 minus bench's batch-1 p50;
 # - 4x overload (4 x bench's throughput offered open-loop, a queue of one batch): only 200 or
 #   503, 503 latency, p99 of the admitted, server RSS after each of four phases;
@@ -11,7 +12,9 @@ usage() {
   cat <<'USAGE'
 usage: bench/serve.sh [--model resnet50] [--precision fp32] [--batch 16] [--delay-us 20000]
                       [--rounds 3] [--seconds 15] [--threads 2] [--instances 1]
---threads is per instance; bench's batch throughput runs the same instances and threads.
+                      [--bench-batch B] [--serve-args "FLAGS"]
+--threads is per instance; bench's batch throughput runs the same instances and threads, at
+--bench-batch (default --batch). --serve-args: more flags for systolic serve.
 Environment: SYSTOLIC (binary, default build/systolic), LOAD (the load generator, default
 build/systolic_serve_load).
 USAGE
@@ -19,16 +22,19 @@ USAGE
 die() { echo "serve.sh: $*" >&2; exit 1; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=resnet50 precision=fp32 batch=16 delay=20000 rounds=3 seconds=15 threads=2 instances=1
+bench_batch="" serve_args=""
 while [[ $# -gt 0 ]]; do
   [[ $1 == -h || $1 == --help ]] && { usage; exit 0; }
   [[ $# -ge 2 ]] || die "missing value for $1 (see --help)"
   case $1 in
     --model) model=$2 ;; --precision) precision=$2 ;; --batch) batch=$2 ;; --delay-us) delay=$2 ;;
     --rounds) rounds=$2 ;; --seconds) seconds=$2 ;; --threads) threads=$2 ;; --instances) instances=$2 ;;
+    --bench-batch) bench_batch=$2 ;; --serve-args) serve_args=$2 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift 2
 done
+bench_batch=${bench_batch:-$batch}
 SYSTOLIC=${SYSTOLIC:-$ROOT/build/systolic}
 PY=/usr/bin/python3
 LOAD=${LOAD:-$ROOT/build/systolic_serve_load}
@@ -50,7 +56,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 
 start_server() {  # extra flags; sets pid, grpc, http
   "$SYSTOLIC" serve --model "$model=$onnx" --precision "$precision" --max-batch-size "$batch" \
-    --threads "$threads" --instances "$instances" --no-tuned --http-port 0 --grpc-port 0 "$@" 2> "$work/server.log" &
+    --threads "$threads" --instances "$instances" --no-tuned --http-port 0 --grpc-port 0 $serve_args "$@" 2> "$work/server.log" &
   pid=$!
   for _ in $(seq 1200); do grep -q "serving on" "$work/server.log" && break; sleep 0.5; done
   grep -q "serving on" "$work/server.log" || die "server did not start: $(cat "$work/server.log")"
@@ -66,13 +72,13 @@ start_server --max-queue-delay-us "$delay"
 b1_p50=() bb_tp=() g_tp=() r_p50=() g_p50=()
 for r in $(seq "$rounds"); do
   o=$(bench 1 20); b1_p50+=("$(json "$o" p50_ms)")
-  o=$(bench "$batch" 5 "$instances"); bb_tp+=("$(json "$o" throughput_per_s)")
+  o=$(bench "$bench_batch" 5 "$instances"); bb_tp+=("$(json "$o" throughput_per_s)")
   o=$("$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds")
   g_tp+=("$(json "$o" throughput_per_s)"); g_p50+=("$(json "$o" p50_ms)")
   [[ $(json "$o" errors) == 0 && $(json "$o" rejected) == 0 ]] || echo "round $r: gRPC errors: $o" >&2
   o=$("$LOAD" rest --addr "127.0.0.1:$http" --model "$model" --clients 1 --seconds "$seconds")
   r_p50+=("$(json "$o" p50_ms)")
-  echo "round $r: bench b1 p50 ${b1_p50[-1]} ms, b$batch ${bb_tp[-1]}/s; gRPC x16 ${g_tp[-1]}/s; REST x1 p50 ${r_p50[-1]} ms" >&2
+  echo "round $r: bench b1 p50 ${b1_p50[-1]} ms, b$bench_batch ${bb_tp[-1]}/s; gRPC x16 ${g_tp[-1]}/s; REST x1 p50 ${r_p50[-1]} ms" >&2
 done
 stop_server
 
@@ -107,9 +113,9 @@ term=$(cat "$work/term.json")
 
 m_b1=$(median "${b1_p50[@]}") m_bb=$(median "${bb_tp[@]}") m_g=$(median "${g_tp[@]}") m_r=$(median "${r_p50[@]}")
 echo
-echo "| $model $precision, $instances x $threads threads | systolic bench | systolic serve | ratio / gap |"
+echo "| $model $precision, $instances x $threads threads, serving batch $batch ${serve_args:+($serve_args)} | systolic bench | systolic serve | ratio / gap |"
 echo "|---|---|---|---|"
-printf '| 16 gRPC clients, batch-1 requests (req/s) | %.1f (batch %s) | %.1f | %.2fx |\n' "$m_bb" "$batch" "$m_g" "$($PY -c "print($m_g/$m_bb)")"
+printf '| 16 gRPC clients, batch-1 requests (req/s) | %.1f (batch %s) | %.1f | %.2fx |\n' "$m_bb" "$bench_batch" "$m_g" "$($PY -c "print($m_g/$m_bb)")"
 printf '| 1 REST client, batch 1, p50 (ms) | %.1f | %.1f | %+.1f ms |\n' "$m_b1" "$m_r" "$($PY -c "print($m_r-$m_b1)")"
 echo
 echo "4x overload ($rate req/s offered, queue $batch, max_queue_delay $((delay / 1000)) ms):"

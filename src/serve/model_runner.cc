@@ -2,9 +2,15 @@
 // and what the metadata and config endpoints say about it.
 #include "serve/model_runner.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -53,7 +59,39 @@ Expected<std::vector<std::string>> read_labels(const std::string& path) {
 
 }  // namespace
 
-Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src, bool use_tuned) {
+// Runs on the worker's thread: lowers its priority, then makes a session of every ladder size,
+// each warmed up with one run of zeros.
+Status ModelRunner::start_worker(Worker* w, int compute_nice) {
+  // Below the network threads: under full load they still answer, refuse and read promptly.
+  // Relative to the process's own nice value, so lowering never needs a privilege.
+  if (compute_nice > 0) {
+    const auto tid = static_cast<id_t>(gettid());
+    errno = 0;
+    const int base = getpriority(PRIO_PROCESS, tid);
+    if (errno == 0 && setpriority(PRIO_PROCESS, tid, std::min(19, base + compute_nice)) != 0)
+      return Err("cannot lower the inference threads' priority by %d: %s", compute_nice, std::strerror(errno));
+  }
+  for (const auto& model : ladder_) {
+    auto sess = model->new_session(settings_.threads);
+    if (!sess.ok()) return sess.status();
+    std::vector<std::vector<uint8_t>> in, out;
+    std::vector<const void*> ip;
+    std::vector<void*> op;
+    for (const TensorSpec& t : (*sess)->inputs()) in.emplace_back(t.bytes(), 0);
+    for (const TensorSpec& t : (*sess)->outputs()) out.emplace_back(t.bytes(), 0);
+    for (auto& b : in) ip.push_back(b.data());
+    for (auto& b : out) op.push_back(b.data());
+    SYSTOLIC_RETURN_IF_ERROR((*sess)->run(ip, op));
+    w->sessions.push_back(std::move(*sess));
+    w->in.push_back(std::move(in));
+    w->out.push_back(std::move(out));
+    w->in_ptrs.push_back(std::move(ip));
+    w->out_ptrs.push_back(std::move(op));
+  }
+  return Status::Ok();
+}
+
+Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src, bool use_tuned, int compute_nice) {
   std::shared_ptr<ModelRunner> r(new ModelRunner);
   r->name_ = src.name;
   r->version_ = src.version;
@@ -141,33 +179,28 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
     if (meta.datatype.empty() || meta.datatype == "BYTES")
       return fail(Err("input %s has a type the server cannot take", meta.name.c_str()));
 
-  // Every worker gets a session per ladder size, warmed up with one run of zeros.
+  // Each worker thread makes its own sessions, so their thread pools inherit its priority.
+  std::vector<std::future<Status>> started;
   for (int i = 0; i < s.instances; ++i) {
-    auto w = std::make_unique<Worker>();
-    for (const auto& model : r->ladder_) {
-      auto sess = model->new_session(s.threads);
-      if (!sess.ok()) return fail(sess.status());
-      std::vector<std::vector<uint8_t>> in, out;
-      std::vector<const void*> ip;
-      std::vector<void*> op;
-      for (const TensorSpec& t : (*sess)->inputs()) in.emplace_back(t.bytes(), 0);
-      for (const TensorSpec& t : (*sess)->outputs()) out.emplace_back(t.bytes(), 0);
-      for (auto& b : in) ip.push_back(b.data());
-      for (auto& b : out) op.push_back(b.data());
-      Status st = (*sess)->run(ip, op);
-      if (!st.ok()) return fail(st);
-      w->sessions.push_back(std::move(*sess));
-      w->in.push_back(std::move(in));
-      w->out.push_back(std::move(out));
-      w->in_ptrs.push_back(std::move(ip));
-      w->out_ptrs.push_back(std::move(op));
-    }
-    r->workers_.push_back(std::move(w));
-  }
-  for (auto& w : r->workers_) {
-    Worker* wp = w.get();
+    r->workers_.push_back(std::make_unique<Worker>());
+    Worker* wp = r->workers_.back().get();
     ModelRunner* self = r.get();
-    w->thread = std::thread([self, wp] { self->worker_loop(wp); });
+    auto ready = std::make_shared<std::promise<Status>>();
+    started.push_back(ready->get_future());
+    wp->thread = std::thread([self, wp, ready, compute_nice] {
+      Status st = self->start_worker(wp, compute_nice);
+      ready->set_value(st);
+      if (st.ok()) self->worker_loop(wp);
+    });
+  }
+  Status st;
+  for (auto& f : started) {
+    Status one = f.get();
+    if (st.ok() && !one.ok()) st = one;
+  }
+  if (!st.ok()) {
+    r->stop();
+    return fail(st);
   }
   return r;
 }

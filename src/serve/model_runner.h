@@ -45,7 +45,8 @@ struct Pending {
 
 class ModelRunner {
  public:
-  static Expected<std::shared_ptr<ModelRunner>> load(const ModelSource& src, bool use_tuned);
+  // compute_nice > 0 runs the workers (and their sessions' pools) that many nice steps lower.
+  static Expected<std::shared_ptr<ModelRunner>> load(const ModelSource& src, bool use_tuned, int compute_nice = 0);
   ~ModelRunner();
 
   const std::string& name() const { return name_; }
@@ -70,6 +71,7 @@ class ModelRunner {
   struct Worker;
   ModelRunner() = default;
   std::optional<Error> admit(InferRequest& req, Pending* p) const;
+  Status start_worker(Worker* w, int compute_nice);
   void worker_loop(Worker* w);
   void execute(Worker* w, std::vector<Pending>& batch);
   void respond(Pending& p, std::vector<std::string>& outs);

@@ -78,7 +78,7 @@ Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& opts) {
   for (ModelSource& src : sources) {
     if (impl->models.count(src.name)) return Err("model %s is given twice", src.name.c_str());
     src.settings = merged(src.settings, opts.defaults);
-    auto r = ModelRunner::load(src, opts.use_tuned);
+    auto r = ModelRunner::load(src, opts.use_tuned, opts.compute_nice);
     if (!r.ok()) return r.status();
     impl->models[src.name] = *r;
   }
@@ -145,7 +145,7 @@ std::optional<Error> Server::load(const std::string& model) {
   auto src = find_model(impl_->opts.repository, model);
   if (!src.ok()) return Error{Code::invalid_argument, src.status().message()};
   src->settings = merged(src->settings, impl_->opts.defaults);
-  auto r = ModelRunner::load(*src, impl_->opts.use_tuned);
+  auto r = ModelRunner::load(*src, impl_->opts.use_tuned, impl_->opts.compute_nice);
   if (!r.ok()) return Error{Code::invalid_argument, r.status().message() + " (the version already serving, if any, stays)"};
   std::shared_ptr<ModelRunner> old;
   {

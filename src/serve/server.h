@@ -24,6 +24,10 @@ struct ServerOptions {
   std::vector<std::pair<std::string, std::string>> models;  // NAME, PATH
   ModelSettings defaults;  // for --model models, and keys a config.json leaves out
   bool use_tuned = true;
+  // Nice steps the inference threads run below the process (0: none). The network threads, at
+  // the process's own priority, then run first when they wake: under full load they still
+  // read, refuse and answer within a millisecond or two instead of waiting out compute slices.
+  int compute_nice = 10;
 };
 
 struct ModelMetadata {

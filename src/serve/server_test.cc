@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include "tests/temp_dir.h"
@@ -288,6 +290,41 @@ TEST(ServeServer, ExpiredAndCancelledRequestsAreNotComputed) {
   const std::string m = s->metrics_text();
   EXPECT_EQ(count_of(m, "nv_inference_count"), 0u);
   EXPECT_NE(m.find("reason=\"CANCELED\"} 2"), std::string::npos);
+}
+
+// Nice values of this process's threads, from /proc/self/task/*/stat (field 19).
+std::vector<int> thread_nice_values() {
+  std::vector<int> v;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream f(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // fields 3 onwards
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i)
+      if (i == 19) v.push_back(std::stoi(field));
+  }
+  return v;
+}
+
+// compute_nice lowers the workers and their sessions' pool threads, and nothing else.
+TEST(ServeServer, ComputeThreadsRunAtTheirNiceValue) {
+  const auto before = thread_nice_values();
+  ASSERT_FALSE(before.empty());
+  ServerOptions o;
+  o.models = {{"tiny", tiny_model("tiny")}};
+  o.use_tuned = false;
+  o.compute_nice = 7;
+  o.defaults.max_batch_size = 2;
+  o.defaults.instances = 2;
+  o.defaults.threads = 2;
+  auto s = Server::create(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const auto during = thread_nice_values();
+  // Two workers, each with a pool of two threads (the worker is one of them).
+  EXPECT_GE(std::count(during.begin(), during.end(), 7), 4);
+  EXPECT_EQ(during.size() - std::count(during.begin(), during.end(), 7), before.size());
+  const auto x = random_rows(1, 3);
+  EXPECT_TRUE(std::holds_alternative<InferResponse>(infer_sync(**s, request("tiny", x, 1))));
 }
 
 TEST(ServeServer, DrainRefusesNewWorkAndFinishesAdmitted) {

@@ -22,6 +22,7 @@ struct ServeArgs {
   int idle_timeout_s = 30;
   double grace_s = 30;
   bool no_tuned = false;
+  int compute_nice = serve::ServerOptions{}.compute_nice;
   serve::ModelSettings defaults;
 };
 
@@ -30,6 +31,7 @@ void run_serve(const ServeArgs& a) {
   so.repository = a.repository;
   so.defaults = a.defaults;
   so.use_tuned = !a.no_tuned;
+  so.compute_nice = a.compute_nice;
   for (const std::string& m : a.models) {
     const auto eq = m.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == m.size())
@@ -92,6 +94,9 @@ void register_serve(CLI::App& app) {
       ->check(CLI::Range(1, 3600));
   cmd->add_option("--grace-period", a->grace_s, "seconds SIGTERM waits for admitted requests (default 30)")
       ->check(CLI::Range(0.0, 3600.0));
+  cmd->add_option("--compute-nice", a->compute_nice,
+                  "nice steps the inference threads run below the network threads, which then answer first under full load "
+                  "(default 10; 0: unchanged)")->check(CLI::Range(0, 19));
   cmd->add_flag("--no-tuned", a->no_tuned, "ignore the configuration saved by systolic tune");
   // Defaults for --model models and for config.json keys a repository model leaves out.
   cmd->add_option("--precision", a->defaults.precision, "fp32, bf16 or int8 (default: the model's)")
