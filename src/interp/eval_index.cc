@@ -579,8 +579,9 @@ Status eval_tile(const TensorRef& x, const TensorRef& y) {
   return Status::Ok();
 }
 
-// DepthToSpace (to_space) and SpaceToDepth on NCHW: walks the output, finding each element's
-// source.
+// DepthToSpace (to_space) and SpaceToDepth on NCHW: walks the output row by row; each output
+// row takes every b-th element of one source row (DepthToSpace), or one source row's elements
+// at a stride of b (SpaceToDepth).
 Status eval_depth_space(const ir::Node& n, const TensorRef& x, const TensorRef& y) {
   const int64_t b = n.i("blocksize", 0);
   const bool to_space = n.op == Op::DepthToSpace;
@@ -590,26 +591,34 @@ Status eval_depth_space(const ir::Node& n, const TensorRef& x, const TensorRef& 
   const std::size_t es = ir::dtype_size(x.dtype);
   const auto* src = static_cast<const uint8_t*>(x.data);
   auto* dst = static_cast<uint8_t*>(y.data);
-  int64_t e = 0;
+  // Copies cnt elements, source stride ss, destination stride ds (in elements).
+  auto strided = [&](uint8_t* d, int64_t ds, const uint8_t* s, int64_t ss, int64_t cnt) {
+    if (es == 4) {
+      for (int64_t k = 0; k < cnt; ++k) std::memcpy(d + k * ds * 4, s + k * ss * 4, 4);
+    } else {
+      for (int64_t k = 0; k < cnt; ++k) std::memcpy(d + k * ds * es, s + k * ss * es, es);
+    }
+  };
   for (int64_t nn = 0; nn < N; ++nn)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t h = 0; h < H; ++h)
-        for (int64_t w = 0; w < W; ++w, ++e) {
-          int64_t sc, sh, sw;
-          if (to_space) {
-            const int64_t i = h % b, j = w % b;
+      for (int64_t h = 0; h < H; ++h) {
+        uint8_t* row = dst + ((static_cast<std::size_t>(nn * C + c) * H + h) * W) * es;
+        for (int64_t j = 0; j < b; ++j) {
+          int64_t sc, sh;
+          if (to_space) {  // output column w = sw * b + j reads source column sw
+            const int64_t i = h % b;
             sc = crd ? (c * b + i) * b + j : (i * b + j) * C + c;
             sh = h / b;
-            sw = w / b;
-          } else {
+            strided(row + j * es, b, src + (((nn * XC + sc) * XH + sh) * XW) * es, 1, XW);
+          } else {  // output column w reads source column w * b + j
             const int64_t ij = c / XC;
+            if (ij % b != j) continue;
             sc = c % XC;
             sh = h * b + ij / b;
-            sw = w * b + ij % b;
+            strided(row, 1, src + ((((nn * XC + sc) * XH + sh) * XW) + j) * es, b, W);
           }
-          const int64_t off = ((nn * XC + sc) * XH + sh) * XW + sw;
-          std::memcpy(dst + e * es, src + off * es, es);
         }
+      }
   return Status::Ok();
 }
 

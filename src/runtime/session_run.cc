@@ -2,33 +2,10 @@
 // with optional per-step timing and preallocated tracing, and the per-step profile.
 #include <cstring>
 
+#include "kernels/reorder/reorder.h"
 #include "runtime/session_step.h"
 
 namespace systolic::runtime {
-
-namespace {
-
-template <class T>
-void reorder(const T* src, T* dst, const int64_t* d, int to) {
-  const int64_t N = d[0], C = d[1], HW = d[2] * d[3];
-  for (int64_t n = 0; n < N; ++n) {
-    const T* s = src + n * C * HW;
-    T* o = dst + n * C * HW;
-    if (to == 1) {
-      for (int64_t c = 0; c < C; ++c)
-        for (int64_t i = 0; i < HW; ++i) o[i * C + c] = s[c * HW + i];
-    } else {
-      for (int64_t i = 0; i < HW; ++i)
-        for (int64_t c = 0; c < C; ++c) o[c * HW + i] = s[i * C + c];
-    }
-  }
-}
-
-}  // namespace
-
-void reorder_f32(const float* src, float* dst, const int64_t* d, int to) { reorder(src, dst, d, to); }
-
-void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to) { reorder(src, dst, d, to); }
 
 Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
@@ -106,8 +83,10 @@ Status Session::execute() {
       case Step::pool: st->pool_k->run(st->pp, st->src, st->dst, pool_.get()); break;
       case Step::reorder:
         if (st->src == st->dst) break;  // one channel or 1x1 pixels: both orders are the same bytes
-        if (st->count == 1) reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst), st->dims, st->to);
-        else reorder_f32(st->src, st->dst, st->dims, st->to);
+        if (st->count == 1)
+          kernels::reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst), st->dims, st->to,
+                     pool_.get());
+        else kernels::reorder_f32(st->src, st->dst, st->dims, st->to, pool_.get());
         break;
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::matmul: st->mm_k->run(st->mp, st->src, st->src_b, st->dst, pool_.get()); break;

@@ -80,8 +80,4 @@ Status check_pool_step(const ir::Graph& g, const ir::Node& n, const kernels::Poo
 // place in the arena): otherwise a kernel would be handed a null pointer.
 Status check_storage(const ir::Graph& g);
 
-// NCHW <-> NHWC for float tensors; `to` = 1 makes NHWC.
-void reorder_f32(const float* src, float* dst, const int64_t* d, int to);
-void reorder_u8(const uint8_t* src, uint8_t* dst, const int64_t* d, int to);
-
 }  // namespace systolic::runtime

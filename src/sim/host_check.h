@@ -86,7 +86,7 @@ kernels::ConvParams calib_deep();
 // layer's input was just written; its time beyond its FMAs gives act_dram_gbs.
 kernels::ConvParams calib_far();
 // The Reorder the calibration times: NCHW -> NHWC of two 3-channel 160x160 images, the runtime's
-// layout change for an image input (dims as runtime::reorder_f32 takes them, to NHWC).
+// layout change for an image input (dims as kernels::reorder_f32 takes them, to NHWC).
 constexpr int64_t kCalibReorderDims[4] = {2, 3, 160, 160};
 constexpr std::size_t kCalibReorderElems = std::size_t{2} * 3 * 160 * 160;  // their product
 static_assert(kCalibReorderElems == std::size_t(kCalibReorderDims[0] * kCalibReorderDims[1] * kCalibReorderDims[2] * kCalibReorderDims[3]));

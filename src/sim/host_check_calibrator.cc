@@ -10,6 +10,7 @@
 #include "kernels/conv/conv.h"
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/peak/peak.h"
+#include "kernels/reorder/reorder.h"
 #include "runtime/session_step.h"
 #include "sim/host_check_stats.h"
 
@@ -164,7 +165,7 @@ void ConvCalibrator::round() {
     for (std::size_t i = 0; i < reorder_src_.size(); i += 16) sum += reorder_src_[i];
     sink_[0] += sum;
     const auto t0 = clock_type::now();
-    runtime::reorder_f32(reorder_src_.data(), reorder_dst_.data(), kCalibReorderDims, 1);
+    kernels::reorder_f32(reorder_src_.data(), reorder_dst_.data(), kCalibReorderDims, 1, nullptr);
     rounds_.reorder_s.push_back(seconds_since(t0));
   }
   // DRAM: one pass over a buffer twice the L3 (nothing else touched it since the last round, so

@@ -28,7 +28,7 @@ struct CalibrationRounds {
   std::vector<double> dw_strided_s;  // calib_dw_strided() on calib_dw_kernel (empty: none takes it)
   std::vector<double> merged_s;      // calib_merged(the tile's columns) on the kernel
   std::vector<double> far_s;         // calib_far() on the kernel
-  std::vector<double> reorder_s;     // runtime::reorder_f32 over kCalibReorderDims, on the caller
+  std::vector<double> reorder_s;     // kernels::reorder_f32 over kCalibReorderDims, on the caller
   std::string winograd_kernel;
   std::vector<double> winograd2_s;  // the wide shape on winograd2_kernel (empty: none)
   std::string winograd2_kernel;      // calib_winograd2_kernel
