@@ -345,7 +345,9 @@ void resize_pass(const C* x, C* y, int64_t outer, int64_t inner, const AxisTaps&
 }
 
 // Linear/cubic: one separable pass per resized dim, in C (float, or double for float64),
-// shrinking dims first so later passes touch fewer elements.
+// shrinking dims first so later passes touch fewer elements; among dims scaled alike the
+// innermost first, since its pass gathers element by element while the others blend whole
+// rows (an NCHW upsample's W pass then runs before H multiplies the rows).
 template <typename T>
 void resize_interp(const std::vector<AxisTaps>& ax, const TensorRef& x, const TensorRef& y, double extrap) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -354,8 +356,9 @@ void resize_interp(const std::vector<AxisTaps>& ax, const TensorRef& x, const Te
   for (int d = 0; d < r; ++d)
     if (!ax[d].identity) order.push_back(d);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return static_cast<double>(ax[a].out_len) / std::max<int64_t>(1, ax[a].in_len) <
-           static_cast<double>(ax[b].out_len) / std::max<int64_t>(1, ax[b].in_len);
+    const double ra = static_cast<double>(ax[a].out_len) / std::max<int64_t>(1, ax[a].in_len);
+    const double rb = static_cast<double>(ax[b].out_len) / std::max<int64_t>(1, ax[b].in_len);
+    return ra != rb ? ra < rb : a > b;
   });
   const int64_t n_in = x.numel();
   std::vector<C> cur, next;
