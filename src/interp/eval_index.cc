@@ -603,20 +603,17 @@ Status eval_depth_space(const ir::Node& n, const TensorRef& x, const TensorRef& 
     for (int64_t c = 0; c < C; ++c)
       for (int64_t h = 0; h < H; ++h) {
         uint8_t* row = dst + ((static_cast<std::size_t>(nn * C + c) * H + h) * W) * es;
-        for (int64_t j = 0; j < b; ++j) {
-          int64_t sc, sh;
-          if (to_space) {  // output column w = sw * b + j reads source column sw
-            const int64_t i = h % b;
-            sc = crd ? (c * b + i) * b + j : (i * b + j) * C + c;
-            sh = h / b;
+        if (to_space) {
+          // Output column w = sw * b + j reads column sw of source channel sc, row h / b.
+          const int64_t i = h % b, sh = h / b;
+          for (int64_t j = 0; j < b; ++j) {
+            const int64_t sc = crd ? (c * b + i) * b + j : (i * b + j) * C + c;
             strided(row + j * es, b, src + (((nn * XC + sc) * XH + sh) * XW) * es, 1, XW);
-          } else {  // output column w reads source column w * b + j
-            const int64_t ij = c / XC;
-            if (ij % b != j) continue;
-            sc = c % XC;
-            sh = h * b + ij / b;
-            strided(row, 1, src + ((((nn * XC + sc) * XH + sh) * XW) + j) * es, b, W);
           }
+        } else {
+          // Output column w reads column w * b + j of source row h * b + i.
+          const int64_t ij = c / XC, i = ij / b, j = ij % b, sc = c % XC, sh = h * b + i;
+          strided(row, 1, src + ((((nn * XC + sc) * XH + sh) * XW) + j) * es, b, W);
         }
       }
   return Status::Ok();

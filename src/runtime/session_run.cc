@@ -84,9 +84,10 @@ Status Session::execute() {
       case Step::reorder:
         if (st->src == st->dst) break;  // one channel or 1x1 pixels: both orders are the same bytes
         if (st->count == 1)
-          kernels::reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst), st->dims, st->to,
-                     pool_.get());
-        else kernels::reorder_f32(st->src, st->dst, st->dims, st->to, pool_.get());
+          kernels::reorder_u8(reinterpret_cast<const uint8_t*>(st->src), reinterpret_cast<uint8_t*>(st->dst),
+                              st->dims, st->to, pool_.get());
+        else
+          kernels::reorder_f32(st->src, st->dst, st->dims, st->to, pool_.get());
         break;
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::matmul: st->mm_k->run(st->mp, st->src, st->src_b, st->dst, pool_.get()); break;
