@@ -1,7 +1,9 @@
-# Exports torchvision models (random weights, opset 13, symbolic batch) and two OCR-style
+# Exports torchvision models (random weights, opset 13, symbolic batch), two OCR-style
 # networks: a DBNet-like text detector (FPN, upsampling, ConvTranspose head) and a CTC text
-# recognizer whose width is symbolic too (exported as [N,3,32,W]).
+# recognizer whose width is symbolic too (exported as [N,3,32,W]), and two detectors with
+# their post-processing (one 320x320 image in; boxes, scores and labels out).
 import sys, torch, torch.nn as nn, torch.nn.functional as F, torchvision.models as m
+import torchvision.models.detection as det
 import torchvision.models.segmentation as seg
 torch.manual_seed(0)
 
@@ -63,6 +65,41 @@ specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': 
          'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160))}
 
 
+def detector(make):
+    # torchvision's own initialisation leaves the heads' outputs all but constant (every score
+    # 1/91, every box its anchor), which would test nothing: scaled normal weights and random
+    # batch-norm statistics give varied scores and boxes, without saturating the softmax.
+    model = make(weights=None, weights_backbone=None, num_classes=91)
+    for mod in model.modules():
+        if isinstance(mod, nn.Conv2d):
+            nn.init.kaiming_normal_(mod.weight, nonlinearity='linear')
+            if mod.bias is not None:
+                nn.init.normal_(mod.bias, std=0.1)
+        elif isinstance(mod, nn.BatchNorm2d):
+            nn.init.uniform_(mod.weight, 0.5, 1.5)
+            nn.init.normal_(mod.bias, std=0.1)
+            mod.running_mean.normal_(0, 0.1)
+            mod.running_var.uniform_(0.5, 1.5)
+    if hasattr(model, 'roi_heads'):  # enough boxes over Faster R-CNN's 0.05 score threshold
+        with torch.no_grad():
+            model.roi_heads.box_predictor.cls_score.weight.mul_(20)
+    return model
+
+
+class Detections(nn.Module):  # one image in, its detections out as three tensors
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        d = self.model([x[0]])[0]
+        return d['boxes'], d['scores'], d['labels']
+
+
+detectors = {'ssdlite320_mobilenet_v3_large': det.ssdlite320_mobilenet_v3_large,
+             'fasterrcnn_mobilenet_v3_large_320_fpn': det.fasterrcnn_mobilenet_v3_large_320_fpn}
+
+
 class Logits(nn.Module):  # segmentation models return {'out': ...}
     def __init__(self, model):
         super().__init__()
@@ -74,6 +111,11 @@ class Logits(nn.Module):  # segmentation models return {'out': ...}
 
 
 for name in sys.argv[1:]:
+    if name in detectors:
+        torch.onnx.export(Detections(detector(detectors[name])).eval(), torch.rand(1, 3, 320, 320), name + '.onnx',
+                          opset_version=13, input_names=['input'], output_names=['boxes', 'scores', 'labels'])
+        print('exported', name)
+        continue
     fn, size = specs[name]
     h, w = size if isinstance(size, tuple) else (size, size)
     model = Logits(fn()).eval()

@@ -3,7 +3,10 @@
 # ONNX Runtime (max relative error of every output <= 1e-4): the classic CNN families,
 # transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP)
 # and OCR-style text detection and recognition (the recognizer's width is symbolic: it runs
-# at the width of its input file). Exit 77 (skipped) when PyTorch/torchvision or
+# at the width of its input file), and detectors with their post-processing (SSDlite, Faster
+# R-CNN: NonZero, TopK, NonMaxSuppression, RoiAlign and If run in the plan's dynamic tail; the
+# same detections as ONNX Runtime's, matched box by box since near-equal scores may order
+# differently). Exit 77 (skipped) when PyTorch/torchvision or
 # onnxruntime-node is missing and not required.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +21,8 @@ if [ -n "$missing" ]; then
 fi
 models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0
         vit_b_16 swin_t convnext_tiny efficientnet_v2_s deeplabv3_mobilenet_v3_large fcn_resnet50
-        lraspp_mobilenet_v3_large text_detector text_recognizer"
+        lraspp_mobilenet_v3_large text_detector text_recognizer ssdlite320_mobilenet_v3_large
+        fasterrcnn_mobilenet_v3_large_320_fpn"
 mkdir -p "$out"
 cd "$out"
 todo=""
@@ -38,12 +42,31 @@ for m in $models; do
     echo "FAIL $m: systolic could not run it"; failed=1; continue
   fi
   if $py - "$m" <<'PY'
-import sys, numpy as np
+import os, sys, numpy as np
 m = sys.argv[1]
-a = np.load(f"ort_{m}/logits.npy"); b = np.load(f"sys_{m}/logits.npy")
-err = np.abs(a - b).max() / max(np.abs(a).max(), 1e-12)
-print(f"{m:30s} logits {str(a.shape):18s} max relative error vs ONNX Runtime {err:.2e}")
-sys.exit(0 if a.shape == b.shape and err <= 1e-4 and np.abs(a).max() > 0 else 1)
+if not os.path.exists(f"ort_{m}/boxes.npy"):
+    a = np.load(f"ort_{m}/logits.npy"); b = np.load(f"sys_{m}/logits.npy")
+    err = np.abs(a - b).max() / max(np.abs(a).max(), 1e-12)
+    print(f"{m:30s} logits {str(a.shape):18s} max relative error vs ONNX Runtime {err:.2e}")
+    sys.exit(0 if a.shape == b.shape and err <= 1e-4 and np.abs(a).max() > 0 else 1)
+# Detections: every one of ONNX Runtime's has its own match here (same label, score within
+# 1e-4, box within 1e-4 of the image's extent), and the counts agree.
+A = [np.load(f"ort_{m}/{n}.npy") for n in ("boxes", "scores", "labels")]
+B = [np.load(f"sys_{m}/{n}.npy") for n in ("boxes", "scores", "labels")]
+scale = max(np.abs(A[0]).max(), 1e-12)
+used = np.zeros(len(B[1]), bool)
+unmatched, worst = 0, 0.0
+for i in range(len(A[1])):
+    c = np.where(~used & (B[2].astype(np.int64) == int(A[2][i])) & (np.abs(B[1] - A[1][i]) <= 1e-4))[0]
+    d = np.abs(B[0][c] - A[0][i]).max(1) / scale if len(c) else np.array([np.inf])
+    if d.min() > 1e-4:
+        unmatched += 1
+        continue
+    used[c[np.argmin(d)]] = True
+    worst = max(worst, d.min())
+n = len(A[1])
+print(f"{m:30s} {n} detections ({len(np.unique(A[2]))} labels), {unmatched} without a match, worst box error {worst:.2e}")
+sys.exit(0 if n > 0 and len(B[1]) == n and unmatched == 0 and A[1].std() > 0 else 1)
 PY
   then :; else echo "FAIL $m"; failed=1; fi
 done

@@ -26,9 +26,10 @@ const char* dtype_name(DType t);  // numpy's spelling: "float32", "uint8", ...
 struct TensorSpec {
   std::string name;
   DType dtype = DType::f32;
-  std::vector<int64_t> shape;  // as run() takes or gives it, batch dimension first
-  int64_t elements() const;
-  std::size_t bytes() const { return static_cast<std::size_t>(elements()) * dtype_size(dtype); }
+  std::vector<int64_t> shape;  // as run() takes or gives it, batch dimension first; an output
+                               // shaped by its values (detections) has -1 where run() decides
+  int64_t elements() const;    // -1 when a dim is -1
+  std::size_t bytes() const { return elements() < 0 ? 0 : static_cast<std::size_t>(elements()) * dtype_size(dtype); }
 };
 
 // A tensor owned by the caller (the convenient, allocating form of run()).
@@ -110,7 +111,8 @@ class Session {
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
   // The steady-state path: inputs[k] points at inputs()[k].bytes() bytes, outputs[k] at
-  // outputs()[k].bytes() writable bytes; no allocation.
+  // outputs()[k].bytes() writable bytes; no allocation. An output shaped by its values (a
+  // dim of -1) needs the allocating run() below.
   Status run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // Inputs by name, outputs in order; checks dtypes and shapes.
   Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs);

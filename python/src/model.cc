@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "errors.h"
 #include "tensors.h"
@@ -46,6 +47,9 @@ pyb::list PyModel::run(const pyb::object& feed) {
       gather_inputs(pyb::reinterpret_borrow<pyb::dict>(feed), model_->inputs(), names_);
   std::vector<const void*> in(arrays.size());
   for (std::size_t k = 0; k < arrays.size(); ++k) in[k] = arrays[k].data();
+  bool dynamic = false;
+  for (const TensorSpec& o : model_->outputs()) dynamic = dynamic || o.elements() < 0;
+  if (dynamic) return run_dynamic(arrays);
   pyb::list result(out_dtypes_.size());
   std::vector<void*> out(out_dtypes_.size());
   for (std::size_t k = 0; k < out.size(); ++k) {
@@ -65,6 +69,35 @@ pyb::list PyModel::run(const pyb::object& feed) {
     }
   }
   check(st, Kind::runtime_exception);
+  return result;
+}
+
+// Outputs shaped by the run (a plan's dynamic tail: detections): the allocating Session::run.
+pyb::list PyModel::run_dynamic(const std::vector<pyb::array>& arrays) {
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (std::size_t k = 0; k < arrays.size(); ++k) {
+    const TensorSpec& spec = model_->inputs()[k];
+    const auto* p = static_cast<const uint8_t*>(arrays[k].data());
+    named.emplace_back(spec.name, Tensor{spec.dtype, spec.shape, std::vector<uint8_t>(p, p + spec.bytes())});
+  }
+  Expected<std::vector<Tensor>> r = Err("the model did not run");
+  {
+    pyb::gil_scoped_release nogil;
+    auto s = acquire();
+    if (!s.ok()) {
+      r = s.status();
+    } else {
+      r = (*s)->run(named);
+      release(std::move(*s));
+    }
+  }
+  check(r.status(), Kind::runtime_exception);
+  pyb::list result;
+  for (const Tensor& t : *r) {
+    pyb::array a(numpy_dtype(t.dtype), std::vector<pyb::ssize_t>(t.shape.begin(), t.shape.end()));
+    if (!t.data.empty()) std::memcpy(a.mutable_data(), t.data.data(), t.data.size());
+    result.append(std::move(a));
+  }
   return result;
 }
 

@@ -21,6 +21,7 @@ class PyModel {
   // Outputs in the model's order, as arrays allocated for this call (the caller keeps them);
   // the GIL is released while the model runs.
   pybind11::list run(const pybind11::object& feed);
+  pybind11::list run_dynamic(const std::vector<pybind11::array>& arrays);
 
   // A session from the pool (a new one when all are busy) and back; callable without the GIL.
   Expected<std::unique_ptr<Session>> acquire();

@@ -33,7 +33,7 @@ Expected<BenchResult> bench(std::shared_ptr<const plan::Program> program, const 
     s.set_trace(0);
     s.set_profiling(true);
     for (int i = 0; i < o.iters; ++i)
-      if (Status st = s.run_into(r.inst.io[0].in_ptrs, r.inst.io[0].out_ptrs); !st.ok()) return st;
+      if (Status st = run_once(s, r.inst.io[0]); !st.ok()) return st;
     r.layers = s.profile();
   }
   const std::vector<double>& ms = timed->latency_ms;

@@ -10,7 +10,10 @@ const char* dtype_name(DType t) { return ir::dtype_name(static_cast<ir::DType>(t
 
 int64_t TensorSpec::elements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
   return n;
 }
 

@@ -27,8 +27,12 @@ struct InstanceRuns {
   double wall_s = 0;               // from the common start to the last instance's last run
 };
 
-// Starts every instance at once; each does at least `min_runs` runs (Session::run_into, no
-// allocation) and keeps going until `min_seconds` have passed since the start.
+// One run on the instance's buffers: Session::run_into, no allocation; a plan with outputs
+// shaped by the run (a dynamic tail) gives them through run_dynamic instead.
+Status run_once(runtime::Session& s, const IoBuffers& io);
+
+// Starts every instance at once; each does at least `min_runs` runs (run_once) and keeps
+// going until `min_seconds` have passed since the start.
 Expected<InstanceRuns> run_instances(Instances& inst, int64_t min_runs, double min_seconds);
 
 }  // namespace systolic::api

@@ -71,6 +71,16 @@ Expected<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::stri
   for (std::size_t k = 0; k < ins.size(); ++k)
     if (!given[k]) return Err("input '%s' was not given", ins[k].name.c_str());
   std::vector<Tensor> result(outs.size());
+  if (impl_->model->program->tail) {  // shapes known once it runs
+    std::vector<runtime::HostTensor> res;
+    SYSTOLIC_RETURN_IF_ERROR(impl_->session->run_dynamic(in, &res));
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      result[k].dtype = static_cast<DType>(res[k].dtype);
+      result[k].shape = std::move(res[k].shape);
+      result[k].data = std::move(res[k].data);
+    }
+    return result;
+  }
   std::vector<void*> out(outs.size());
   for (std::size_t k = 0; k < outs.size(); ++k) {
     result[k].dtype = outs[k].dtype;

@@ -177,6 +177,15 @@ Status verify(const Graph& g) {
         return Err("verify: node %s reads %s before it is produced", n.name.c_str(),
                    g.tensors[in].name.c_str());
     }
+    for (const auto& [k, a] : n.attrs) {
+      if (a.kind != Attr::graph) continue;
+      // A branch's own inputs stand for the node's inputs after the first (the condition).
+      if (!a.graph_v || a.graph_v->inputs.size() + 1 != n.inputs.size())
+        return Err("verify: node %s: branch %s does not take the node's %zu values", n.name.c_str(), k.c_str(),
+                   n.inputs.empty() ? std::size_t{0} : n.inputs.size() - 1);
+      Status st = verify(*a.graph_v);
+      if (!st.ok()) return Err("%s (in %s of node %s)", st.message().c_str(), k.c_str(), n.name.c_str());
+    }
     for (int out : n.outputs) {
       if (out < 0) continue;
       if (out >= nt) return Err("verify: node %s output id %d out of range", n.name.c_str(), out);
@@ -233,6 +242,7 @@ std::string print_graph(const Graph& g) {
           os << "]";
           break;
         case Attr::floats: os << "[" << a.floats_v.size() << " floats]"; break;
+        case Attr::graph: os << "<graph of " << (a.graph_v ? a.graph_v->nodes.size() : 0) << " nodes>"; break;
         default: os << "?";
       }
     }

@@ -58,6 +58,9 @@ struct Tensor {
   DType dtype = DType::undefined;
   Shape shape;
   bool shape_known = false;
+  // The shape depends on values known only at run time (NonZero, NonMaxSuppression, a TopK
+  // whose K is computed, an If): the tensor belongs to the plan's dynamic tail.
+  bool dynamic = false;
   Layout layout = Layout::plain;
   std::shared_ptr<AlignedBytes> data;  // set for constants (64-byte aligned: packed weights)
   int64_t arena_offset = -1;                    // set by memory planning for activations
@@ -72,14 +75,19 @@ struct Tensor {
   T* mut() { return reinterpret_cast<T*>(data->data()); }
 };
 
+struct Graph;
+
 struct Attr {
-  enum Kind : uint8_t { none, i, f, s, ints, floats, tensor } kind = none;
+  enum Kind : uint8_t { none, i, f, s, ints, floats, tensor, graph } kind = none;
   int64_t int_v = 0;
   float float_v = 0.f;
   std::string str_v;
   std::vector<int64_t> ints_v;
   std::vector<float> floats_v;
   std::shared_ptr<Tensor> tensor_v;
+  // An If's branch. It reads outer values through its own `inputs`, which match the If node's
+  // inputs after the condition one for one (the importer turns captured names into them).
+  std::shared_ptr<Graph> graph_v;
 };
 
 struct Node {

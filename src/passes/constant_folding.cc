@@ -24,6 +24,11 @@ bool foldable(const ir::Graph& g, const ir::Node& n) {
 Status constant_folding(ir::Graph& g, PassContext& ctx) {
   std::vector<ir::Node> kept;
   for (ir::Node& n : g.nodes) {
+    if (dynamic_node(g, n)) {  // shaped at run time (split_dynamic)
+      mark_dynamic(g, n);
+      kept.push_back(std::move(n));
+      continue;
+    }
     SYSTOLIC_RETURN_IF_ERROR(infer_node(g, n));
     // An int8 plan keeps a constant's DequantizeLinear for fold_qdq, which folds it into a
     // float constant that remembers the integers' scales.

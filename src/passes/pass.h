@@ -35,6 +35,10 @@ struct PassContext {
   bool optimize = true;     // false: only what the reference executor needs
   std::string log;          // kernel-selection notes ("why didn't X run")
   ir::ImagePreprocess preprocess;  // requested; bind_preprocess fills in the sizes it resolves
+  // Set by split_dynamic: the nodes whose shapes are known only at run time, as a graph of
+  // their own (null: none). Its inputs are static tensors and model inputs (by name), its
+  // outputs the model's outputs.
+  std::shared_ptr<ir::Graph> tail;
 };
 
 struct Pass {
@@ -47,6 +51,7 @@ Status bind_preprocess(ir::Graph&, PassContext&);
 Status bind_input_shapes(ir::Graph&, PassContext&);
 Status constant_folding(ir::Graph&, PassContext&);
 Status shape_inference(ir::Graph&, PassContext&);
+Status split_dynamic(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
 Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
@@ -71,6 +76,11 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, kernels::Act* act, flo
 
 // Shape inference of one node from its inputs' shapes (and constant values where needed).
 Status infer_node(ir::Graph& g, ir::Node& n);
+// Whether n's output shapes are known only at run time: it reads a dynamic tensor, is an If,
+// or a value that shapes its output (Reshape's shape, NonZero's input, TopK's K, ...) is not
+// a constant. mark_dynamic flags its outputs so.
+bool dynamic_node(const ir::Graph& g, const ir::Node& n);
+void mark_dynamic(ir::Graph& g, const ir::Node& n);
 
 // The full compile pipeline (optimize) or the reference one (fold + infer only).
 const std::vector<Pass>& pipeline(bool optimize);

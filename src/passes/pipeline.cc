@@ -19,6 +19,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"qoperator_to_qdq", qoperator_to_qdq},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
+      {"split_dynamic", split_dynamic},
       {"fold_qdq", fold_qdq},
       {"dead_code_elimination", dead_code_elimination},
       {"convtranspose_to_conv", convtranspose_to_conv},
@@ -44,6 +45,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"bind_input_shapes", bind_input_shapes},
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
+      {"split_dynamic", split_dynamic},
       {"dead_code_elimination", dead_code_elimination},
       {"memory_plan", memory_plan},
   };

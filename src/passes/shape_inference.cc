@@ -544,7 +544,10 @@ Status bind_input_shapes(ir::Graph& g, PassContext& ctx) {
 }
 
 Status shape_inference(ir::Graph& g, PassContext&) {
-  for (ir::Node& n : g.nodes) SYSTOLIC_RETURN_IF_ERROR(infer_node(g, n));
+  for (ir::Node& n : g.nodes) {
+    if (dynamic_node(g, n)) mark_dynamic(g, n);  // shaped at run time (split_dynamic)
+    else SYSTOLIC_RETURN_IF_ERROR(infer_node(g, n));
+  }
   return Status::Ok();
 }
 

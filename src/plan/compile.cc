@@ -107,10 +107,33 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   p->optimized = opts.optimize;
   p->kernel_log = std::move(ctx.log);
   p->preprocess = ctx.preprocess;
+  if (ctx.tail) {
+    // Each tail input is a static output or a model input of the same name.
+    for (int id : ctx.tail->inputs) {
+      bool found = false;
+      for (const auto* ids : {&graph.outputs, &graph.inputs})
+        for (int s : *ids) found = found || graph.t(s).name == ctx.tail->t(id).name;
+      if (!found) return Err("dynamic tail reads %s, which the static plan does not produce", ctx.tail->t(id).name.c_str());
+    }
+    p->tail = std::move(ctx.tail);
+  }
   p->graph = std::move(graph);
   p->stats.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return p;
+}
+
+std::string dynamic_summary(const Program& p) {
+  if (!p.tail) return "";
+  std::map<std::string, int> ops;
+  for (const ir::Node& n : p.tail->nodes) ++ops[ir::op_name(n.op)];
+  std::string s = std::to_string(p.tail->nodes.size()) + " node(s) shaped at run time (";
+  bool first = true;
+  for (const auto& [op, count] : ops) {
+    s += (first ? "" : ", ") + std::to_string(count) + " " + op;
+    first = false;
+  }
+  return s + ")";
 }
 
 Status check_runnable(const Program& p, const CpuFeatures& cpu) {

@@ -15,7 +15,8 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 5;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16
+constexpr uint32_t kPlanVersion = 6;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+                                      // 6: dynamic tail
 
 struct CompileStats {
   int64_t nodes_before = 0;
@@ -35,7 +36,16 @@ struct Program {
   CompileStats stats;
   std::string kernel_log;    // per-node kernel choice and why faster ones were rejected
   ir::ImagePreprocess preprocess;  // enabled(): the input is a uint8 NHWC image batch
+  // The nodes shaped at run time (passes/split_dynamic.cc), run by the interpreter after the
+  // static graph; null when there are none. Its inputs name static outputs or model inputs;
+  // its outputs are then the model's outputs (graph.outputs only feed it).
+  std::shared_ptr<const ir::Graph> tail;
 };
+
+// The model's outputs: the tail's where the program has one.
+inline const ir::Graph& output_graph(const Program& p) { return p.tail ? *p.tail : p.graph; }
+// Names of the tail's nodes, for `compile` to list ("" when there is no tail).
+std::string dynamic_summary(const Program& p);
 
 struct CompileOptions {
   int64_t batch = 1;

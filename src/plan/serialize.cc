@@ -46,6 +46,7 @@ struct Writer {
     pod<uint8_t>(static_cast<uint8_t>(t.dtype));
     ints(t.shape);
     pod<uint8_t>(t.shape_known);
+    pod<uint8_t>(t.dynamic);
     pod<uint8_t>(static_cast<uint8_t>(t.layout));
     pod<int64_t>(t.arena_offset);
     pod<uint8_t>(static_cast<uint8_t>(t.quant.qtype));
@@ -61,12 +62,46 @@ struct Writer {
       out.append(reinterpret_cast<const char*>(t.data->data()), t.data->size());
     }
   }
+  void graph(const ir::Graph& g) {
+    pod<int32_t>(g.opset);
+    pod<int64_t>(g.arena_bytes);
+    pod<uint64_t>(g.tensors.size());
+    for (const ir::Tensor& t : g.tensors) tensor(t);
+    pod<uint64_t>(g.nodes.size());
+    for (const ir::Node& n : g.nodes) {
+      pod<uint16_t>(static_cast<uint16_t>(n.op));
+      str(n.name);
+      ints(std::vector<int64_t>(n.inputs.begin(), n.inputs.end()));
+      ints(std::vector<int64_t>(n.outputs.begin(), n.outputs.end()));
+      pod<uint64_t>(n.attrs.size());
+      for (const auto& [k, a] : n.attrs) {
+        str(k);
+        pod<uint8_t>(a.kind);
+        pod(a.int_v);
+        pod(a.float_v);
+        str(a.str_v);
+        ints(a.ints_v);
+        pod<uint64_t>(a.floats_v.size());
+        for (float f : a.floats_v) pod(f);
+        pod<uint8_t>(a.tensor_v != nullptr);
+        if (a.tensor_v) tensor(*a.tensor_v);
+        pod<uint8_t>(a.graph_v != nullptr);
+        if (a.graph_v) graph(*a.graph_v);
+      }
+    }
+    ints(std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
+    ints(std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
+  }
 };
+
+// How deep a plan's If branches may nest (the reader recurses once per level).
+constexpr int kMaxNesting = 16;
 
 struct Reader {
   std::string_view in;
   std::size_t pos = 0;
   bool bad = false;
+  uint32_t version = kPlanVersion;  // version 5 plans lack the dynamic-tail fields
   template <typename T>
   T pod() {
     T v{};
@@ -104,6 +139,7 @@ struct Reader {
     t.dtype = static_cast<ir::DType>(pod<uint8_t>());
     t.shape = ints();
     t.shape_known = pod<uint8_t>();
+    if (version >= 6) t.dynamic = pod<uint8_t>();
     t.layout = static_cast<ir::Layout>(pod<uint8_t>());
     t.arena_offset = pod<int64_t>();
     t.quant.qtype = static_cast<ir::DType>(pod<uint8_t>());
@@ -121,7 +157,65 @@ struct Reader {
     }
     return t;
   }
+  void graph(ir::Graph& g, int depth) {
+    g.opset = pod<int32_t>();
+    g.arena_bytes = pod<int64_t>();
+    const uint64_t nt = count(16);
+    for (uint64_t i = 0; i < nt && !bad; ++i) g.tensors.push_back(tensor());
+    const uint64_t nn = count(16);
+    auto ids = [&](const std::vector<int64_t>& v) {
+      std::vector<int> out;
+      for (int64_t x : v) {
+        if (x < -1 || x >= static_cast<int64_t>(g.tensors.size())) bad = true;
+        out.push_back(static_cast<int>(x));
+      }
+      return out;
+    };
+    for (uint64_t i = 0; i < nn && !bad; ++i) {
+      ir::Node n;
+      const uint16_t op = pod<uint16_t>();
+      if (op >= ir::kOpCount) bad = true;
+      n.op = static_cast<ir::Op>(op);
+      n.name = str();
+      n.inputs = ids(ints());
+      n.outputs = ids(ints());
+      const uint64_t na = count(8);
+      for (uint64_t k = 0; k < na && !bad; ++k) {
+        std::string key = str();
+        ir::Attr a;
+        a.kind = static_cast<ir::Attr::Kind>(pod<uint8_t>());
+        a.int_v = pod<int64_t>();
+        a.float_v = pod<float>();
+        a.str_v = str();
+        a.ints_v = ints();
+        const uint64_t nf = count(4);
+        for (uint64_t j = 0; j < nf; ++j) a.floats_v.push_back(pod<float>());
+        if (pod<uint8_t>()) a.tensor_v = std::make_shared<ir::Tensor>(tensor());
+        if (version >= 6 && pod<uint8_t>()) {
+          if (depth >= kMaxNesting) bad = true;
+          a.graph_v = std::make_shared<ir::Graph>();
+          if (!bad) graph(*a.graph_v, depth + 1);
+        }
+        n.attrs[key] = std::move(a);
+      }
+      g.nodes.push_back(std::move(n));
+    }
+    g.inputs = ids(ints());
+    g.outputs = ids(ints());
+  }
 };
+
+// The dynamic tail's constants (and its branches') must match their shapes; its shapes are
+// otherwise inferred from each run's values.
+Status check_tail(const ir::Graph& g) {
+  for (const ir::Tensor& t : g.tensors)
+    if (t.data && (ir::checked_num_elements(t.shape) < 0 || t.data->size() != t.bytes() || !ir::dtype_supported(t.dtype)))
+      return Err("plan file is corrupt (tensor %s)", t.name.c_str());
+  for (const ir::Node& n : g.nodes)
+    for (const auto& [k, a] : n.attrs)
+      if (a.graph_v) SYSTOLIC_RETURN_IF_ERROR(check_tail(*a.graph_v));
+  return ir::verify(g);
+}
 
 // Steps without a kernel run on the interpreter, which trusts each node's shapes as shape
 // inference made them: re-derive them and refuse a plan whose stored shapes disagree. (Kernel
@@ -166,33 +260,9 @@ std::string serialize_program(const Program& p) {
     w.pod<uint64_t>(v->size());
     for (float f : *v) w.pod(f);
   }
-  const ir::Graph& g = p.graph;
-  w.pod<int32_t>(g.opset);
-  w.pod<int64_t>(g.arena_bytes);
-  w.pod<uint64_t>(g.tensors.size());
-  for (const ir::Tensor& t : g.tensors) w.tensor(t);
-  w.pod<uint64_t>(g.nodes.size());
-  for (const ir::Node& n : g.nodes) {
-    w.pod<uint16_t>(static_cast<uint16_t>(n.op));
-    w.str(n.name);
-    w.ints(std::vector<int64_t>(n.inputs.begin(), n.inputs.end()));
-    w.ints(std::vector<int64_t>(n.outputs.begin(), n.outputs.end()));
-    w.pod<uint64_t>(n.attrs.size());
-    for (const auto& [k, a] : n.attrs) {
-      w.str(k);
-      w.pod<uint8_t>(a.kind);
-      w.pod(a.int_v);
-      w.pod(a.float_v);
-      w.str(a.str_v);
-      w.ints(a.ints_v);
-      w.pod<uint64_t>(a.floats_v.size());
-      for (float f : a.floats_v) w.pod(f);
-      w.pod<uint8_t>(a.tensor_v != nullptr);
-      if (a.tensor_v) w.tensor(*a.tensor_v);
-    }
-  }
-  w.ints(std::vector<int64_t>(g.inputs.begin(), g.inputs.end()));
-  w.ints(std::vector<int64_t>(g.outputs.begin(), g.outputs.end()));
+  w.graph(p.graph);
+  w.pod<uint8_t>(p.tail != nullptr);
+  if (p.tail) w.graph(*p.tail);
   w.pod<uint64_t>(plan_checksum(w.out.data(), w.out.size()));
   return w.out;
 }
@@ -202,8 +272,10 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
     return Err("not a systolic plan (bad magic)");
   Reader r{bytes, 8};
   const uint32_t version = r.pod<uint32_t>();
-  if (version != kPlanVersion)
-    return Err("plan format version %u, this systolic reads version %u; recompile the model", version, kPlanVersion);
+  if (version != kPlanVersion && version != kPlanVersion - 1)
+    return Err("plan format version %u, this systolic reads versions %u and %u; recompile the model", version,
+               kPlanVersion - 1, kPlanVersion);
+  r.version = version;
   uint64_t stored = 0;
   if (bytes.size() < 20) return Err("plan file is truncated or corrupt");
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
@@ -225,45 +297,12 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
     for (uint64_t i = 0; i < nv && !r.bad; ++i) v->push_back(r.pod<float>());
   }
   ir::Graph& g = p->graph;
-  g.opset = r.pod<int32_t>();
-  g.arena_bytes = r.pod<int64_t>();
-  const uint64_t nt = r.count(16);
-  for (uint64_t i = 0; i < nt && !r.bad; ++i) g.tensors.push_back(r.tensor());
-  const uint64_t nn = r.count(16);
-  auto ids = [&](const std::vector<int64_t>& v) {
-    std::vector<int> out;
-    for (int64_t x : v) {
-      if (x < -1 || x >= static_cast<int64_t>(g.tensors.size())) r.bad = true;
-      out.push_back(static_cast<int>(x));
-    }
-    return out;
-  };
-  for (uint64_t i = 0; i < nn && !r.bad; ++i) {
-    ir::Node n;
-    const uint16_t op = r.pod<uint16_t>();
-    if (op >= ir::kOpCount) r.bad = true;
-    n.op = static_cast<ir::Op>(op);
-    n.name = r.str();
-    n.inputs = ids(r.ints());
-    n.outputs = ids(r.ints());
-    const uint64_t na = r.count(8);
-    for (uint64_t k = 0; k < na && !r.bad; ++k) {
-      std::string key = r.str();
-      ir::Attr a;
-      a.kind = static_cast<ir::Attr::Kind>(r.pod<uint8_t>());
-      a.int_v = r.pod<int64_t>();
-      a.float_v = r.pod<float>();
-      a.str_v = r.str();
-      a.ints_v = r.ints();
-      const uint64_t nf = r.count(4);
-      for (uint64_t j = 0; j < nf; ++j) a.floats_v.push_back(r.pod<float>());
-      if (r.pod<uint8_t>()) a.tensor_v = std::make_shared<ir::Tensor>(r.tensor());
-      n.attrs[key] = std::move(a);
-    }
-    g.nodes.push_back(std::move(n));
+  r.graph(g, 0);
+  if (version >= 6 && r.pod<uint8_t>() && !r.bad) {
+    auto tail = std::make_shared<ir::Graph>();
+    r.graph(*tail, 0);
+    p->tail = std::move(tail);
   }
-  g.inputs = ids(r.ints());
-  g.outputs = ids(r.ints());
   r.pod<uint64_t>();  // the checksum, verified above
   if (r.bad || r.pos != bytes.size()) return Err("plan file is truncated or corrupt");
   // Constant sizes must match their shapes before anything reads them.
@@ -298,6 +337,16 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   }
   SYSTOLIC_RETURN_IF_ERROR(ir::verify(g));
   SYSTOLIC_RETURN_IF_ERROR(check_interpreted_shapes(g));
+  if (p->tail) {
+    Status st = check_tail(*p->tail);
+    if (!st.ok()) return Err("plan file is corrupt (dynamic tail: %s)", st.message().c_str());
+    for (int id : p->tail->inputs) {
+      bool found = false;
+      for (const auto* ids : {&g.outputs, &g.inputs})
+        for (int s : *ids) found = found || g.t(s).name == p->tail->t(id).name;
+      if (!found) return Err("plan file is corrupt (the dynamic tail reads %s, which nothing gives)", p->tail->t(id).name.c_str());
+    }
+  }
   return p;
 }
 

@@ -338,7 +338,13 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   }
   // An image input is given as stored (NHWC); every other input in its logical shape.
   for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, physical(g.t(id))});
-  for (int id : g.outputs) s->outputs_.push_back({g.t(id).name, g.t(id).dtype, g.t(id).shape});
+  // The model's outputs: a dynamic one gives its shape as the model declares it, -1 where a
+  // dim is known only at run time.
+  const ir::Graph& og = plan::output_graph(*program);
+  for (int id : og.outputs) {
+    const ir::Tensor& t = og.t(id);
+    s->outputs_.push_back({t.name, t.dtype, t.dynamic && t.shape.empty() ? ir::Shape{-1} : t.shape});
+  }
   return s;
 }
 

@@ -22,7 +22,12 @@ struct TensorInfo {
   std::string name;
   ir::DType dtype;
   ir::Shape shape;
-  std::size_t bytes() const { return static_cast<std::size_t>(ir::num_elements(shape)) * ir::dtype_size(dtype); }
+  // 0 for an output whose shape is known only at run time (a dim is -1).
+  std::size_t bytes() const {
+    const int64_t n = ir::checked_num_elements(shape);
+    return n < 0 ? 0 : static_cast<std::size_t>(n) * ir::dtype_size(dtype);
+  }
+  bool dynamic() const { return ir::checked_num_elements(shape) < 0; }
 };
 
 // One timed span of a traced run: a step (step >= 0, an index into profile()) or the whole
@@ -45,7 +50,8 @@ class Session {
   // Shapes as the caller provides them: logical (NCHW) for tensors, NHWC for a uint8 image
   // input (a plan compiled with preprocessing).
   // Inputs by name (order free); outputs in the graph's output order. Convenient; allocates
-  // (name lookups, output tensors).
+  // (name lookups, output tensors). A plan with a dynamic tail runs it after the static steps
+  // (runtime/dynamic_tail.h); its outputs come back in the shapes of the run.
   Status run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs);
   // The steady-state path: inputs[k] points at inputs()[k].bytes() dense bytes in the shape
   // inputs() gives, outputs[k] at outputs()[k].bytes() writable bytes; the caller owns
@@ -54,6 +60,9 @@ class Session {
   // allocate; see there), and only the error path builds a message. Profiling and tracing
   // stay allocation-free too (the trace buffer is reserved by set_trace).
   Status run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // Inputs as run_into takes them; outputs allocated in the shapes of this run (a plan with a
+  // dynamic tail gives data-dependent shapes here).
+  Status run_dynamic(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
   // Names ("Op name") of the steps that fall back to an interpreter op which may allocate
   // while it runs (broadcasting helpers, Concat, Transpose, Softmax, ...); they break
   // run_into's zero-allocation guarantee. Empty for the zoo models.
@@ -91,6 +100,9 @@ class Session {
  private:
   Session() = default;
   Status execute();  // runs every step on the arena (inputs already copied in)
+  // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),
+  // the rest from the static outputs.
+  Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) const;
   std::shared_ptr<const plan::Program> program_;
   ThreadPool pool_;
   int threads_ = 1;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/reorder/reorder.h"
+#include "runtime/dynamic_tail.h"
 #include "runtime/session_step.h"
 
 namespace systolic::runtime {
@@ -28,9 +29,60 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
     if (want.arena_offset >= 0 && !t.data.empty()) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
     given[k] = 1;
   }
+  std::vector<const void*> in_ptrs(g.inputs.size(), nullptr);
+  for (const auto& [name, t] : inputs)
+    for (std::size_t k = 0; k < g.inputs.size(); ++k)
+      if (g.t(g.inputs[k]).name == name) in_ptrs[k] = t.data.data();
   for (std::size_t k = 0; k < g.inputs.size(); ++k)
     if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
   SYSTOLIC_RETURN_IF_ERROR(execute());
+  if (program_->tail) return run_tail(in_ptrs, outputs);
+  outputs->resize(g.outputs.size());
+  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.outputs[k]);
+    HostTensor& o = (*outputs)[k];
+    o.dtype = t.dtype;
+    o.shape = t.shape;
+    o.data.resize(t.bytes());
+    if (o.data.empty()) continue;
+    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
+    std::memcpy(o.data.data(), src, o.data.size());
+  }
+  return Status::Ok();
+}
+
+Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) const {
+  const ir::Graph& g = program_->graph;
+  const ir::Graph& tail = *program_->tail;
+  std::vector<interp::TensorRef> refs;
+  for (int id : tail.inputs) {
+    const std::string& name = tail.t(id).name;
+    const void* data = nullptr;
+    const ir::Tensor* t = nullptr;
+    for (std::size_t k = 0; k < g.inputs.size() && !t; ++k)
+      if (g.t(g.inputs[k]).name == name) t = &g.t(g.inputs[k]), data = inputs[k];
+    for (std::size_t k = 0; k < g.outputs.size() && !t; ++k)
+      if (g.t(g.outputs[k]).name == name) {
+        t = &g.t(g.outputs[k]);
+        data = t->is_const() ? static_cast<const void*>(t->data->data()) : arena_ + t->arena_offset;
+      }
+    if (!t) return Err("plan is inconsistent: the dynamic tail reads %s, which nothing gives", name.c_str());
+    refs.push_back({t->dtype, t->shape, const_cast<void*>(data)});
+  }
+  return runtime::run_tail(tail, refs, outputs);
+}
+
+Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
+  const ir::Graph& g = program_->graph;
+  if (inputs.size() != g.inputs.size())
+    return Err("run: the model has %zu inputs; got %zu buffers", g.inputs.size(), inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.inputs[k]);
+    if (!inputs[k] && t.bytes() > 0) return Err("run: input '%s' is a null buffer", t.name.c_str());
+    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
+  }
+  SYSTOLIC_RETURN_IF_ERROR(execute());
+  if (program_->tail) return run_tail(inputs, outputs);
   outputs->resize(g.outputs.size());
   for (std::size_t k = 0; k < g.outputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.outputs[k]);
@@ -47,9 +99,29 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
 
 Status Session::run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
   const ir::Graph& g = program_->graph;
-  if (inputs.size() != g.inputs.size() || outputs.size() != g.outputs.size())
+  if (inputs.size() != g.inputs.size() || outputs.size() != outputs_.size())
     return Err("run_into: the model has %zu inputs and %zu outputs; got %zu and %zu buffers", g.inputs.size(),
-               g.outputs.size(), inputs.size(), outputs.size());
+               outputs_.size(), inputs.size(), outputs.size());
+  if (program_->tail) {
+    // The tail allocates: its shapes are known only once it runs. Outputs whose shapes the
+    // model fixes are copied into the caller's buffers; a data-dependent one needs run().
+    for (std::size_t k = 0; k < outputs_.size(); ++k)
+      if (outputs_[k].dynamic())
+        return Err("run_into: output '%s' has a data-dependent shape %s; use run(), which allocates it",
+                   outputs_[k].name.c_str(), ir::shape_str(outputs_[k].shape).c_str());
+    std::vector<HostTensor> res;
+    SYSTOLIC_RETURN_IF_ERROR(run_dynamic(inputs, &res));
+    for (std::size_t k = 0; k < outputs_.size(); ++k) {
+      if (res[k].shape != outputs_[k].shape || res[k].dtype != outputs_[k].dtype)
+        return Err("output '%s' came out %s%s, the model says %s%s", outputs_[k].name.c_str(), ir::dtype_name(res[k].dtype),
+                   ir::shape_str(res[k].shape).c_str(), ir::dtype_name(outputs_[k].dtype), ir::shape_str(outputs_[k].shape).c_str());
+      if (!res[k].data.empty()) {
+        if (!outputs[k]) return Err("run_into: output '%s' is a null buffer", outputs_[k].name.c_str());
+        std::memcpy(outputs[k], res[k].data.data(), res[k].data.size());
+      }
+    }
+    return Status::Ok();
+  }
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.inputs[k]);
     if (!inputs[k] && t.bytes() > 0) return Err("run_into: input '%s' is a null buffer", t.name.c_str());

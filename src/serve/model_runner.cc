@@ -78,7 +78,13 @@ Status ModelRunner::start_worker(Worker* w, int compute_nice) {
     std::vector<const void*> ip;
     std::vector<void*> op;
     for (const TensorSpec& t : (*sess)->inputs()) in.emplace_back(t.bytes(), 0);
-    for (const TensorSpec& t : (*sess)->outputs()) out.emplace_back(t.bytes(), 0);
+    for (const TensorSpec& t : (*sess)->outputs()) {
+      // Batches are scattered back by fixed output rows.
+      if (t.elements() < 0)
+        return Err("output %s is shaped by each run (a dynamic tail, such as detections): serving needs fixed output "
+                   "shapes", t.name.c_str());
+      out.emplace_back(t.bytes(), 0);
+    }
     for (auto& b : in) ip.push_back(b.data());
     for (auto& b : out) op.push_back(b.data());
     SYSTOLIC_RETURN_IF_ERROR((*sess)->run(ip, op));

@@ -144,16 +144,22 @@ Expected<CheckReport> check_host(std::shared_ptr<const plan::Program> p, const C
   std::vector<runtime::HostTensor> in, out;
   uint64_t seed = 1;
   for (const auto& info : s.inputs()) in.push_back(runtime::random_tensor(info, seed++));
-  for (const auto& info : s.outputs()) out.push_back(runtime::HostTensor::zeros(info.dtype, info.shape));
+  bool dynamic = false;  // outputs shaped by the run (a dynamic tail) are allocated by it
+  for (const auto& info : s.outputs()) {
+    dynamic = dynamic || info.dynamic();
+    out.push_back(info.dynamic() ? runtime::HostTensor{info.dtype, {0}, {}} : runtime::HostTensor::zeros(info.dtype, info.shape));
+  }
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
   for (const auto& t : in) in_ptrs.push_back(t.data.data());
   for (auto& t : out) out_ptrs.push_back(t.data.data());
-  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(s.run_into(in_ptrs, out_ptrs));
+  std::vector<runtime::HostTensor> shaped;
+  auto run = [&] { return dynamic ? s.run_dynamic(in_ptrs, &shaped) : s.run_into(in_ptrs, out_ptrs); };
+  for (int i = 0; i < o.warmup; ++i) SYSTOLIC_RETURN_IF_ERROR(run());
   const int iters = std::max(1, o.iters);
   s.set_trace(static_cast<std::size_t>(iters));
   for (int i = 0; i < iters; ++i) {
-    SYSTOLIC_RETURN_IF_ERROR(s.run_into(in_ptrs, out_ptrs));
+    SYSTOLIC_RETURN_IF_ERROR(run());
     if (cal) cal->round();
   }
   for (int i = 0; cal && i < kCalibRounds - iters; ++i) cal->round();  // few runs: enough rounds anyway

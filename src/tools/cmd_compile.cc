@@ -60,6 +60,7 @@ void register_compile(CLI::App& app) {
     std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
                 s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);
     std::printf("  weights: %.2f MiB (pre-packed)\n", s.weight_bytes / 1048576.0);
+    if ((*p)->tail) std::printf("  dynamic: %s, run by the interpreter after the plan\n", plan::dynamic_summary(**p).c_str());
     if ((*p)->preprocess.enabled()) {
       const ir::Graph& pg = (*p)->graph;
       bool folded = true;

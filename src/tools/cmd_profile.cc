@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "api/multi_instance.h"
 #include "runtime/session.h"
 #include "sim/bandwidth.h"
 #include "sim/host_winograd.h"
@@ -52,10 +53,10 @@ void register_profile(CLI::App& app) {
     runtime::Session& s = **session;
     IoBuffers io = make_io_buffers(s, 1);
     for (int i = 0; i < *warmup; ++i)
-      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+      if (Status st = api::run_once(s, io); !st.ok()) return fail(st);
     s.set_trace(static_cast<std::size_t>(*iters));
     for (int i = 0; i < *iters; ++i)
-      if (Status st = s.run_into(io.in_ptrs, io.out_ptrs); !st.ok()) return fail(st);
+      if (Status st = api::run_once(s, io); !st.ok()) return fail(st);
     // The plan's precision sets the roof; each layer is placed against its own kernel's (an
     // int8 plan keeps some layers in float).
     const std::string& precision = s.program().precision;

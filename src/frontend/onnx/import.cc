@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -49,11 +51,17 @@ ir::Attr convert_attr(const onnx::AttributeProto& a, const std::string& base_dir
   return r;
 }
 
+// How deep If branches may nest (each level is a recursion of the importer and the runtime).
+constexpr int kMaxNesting = 16;
+
 struct Importer {
   ir::Graph g;
   std::unordered_map<std::string, int> ids;
   std::string base_dir;
   int opset = 13;
+  Importer* parent = nullptr;          // the enclosing graph's importer (an If branch)
+  int depth = 0;
+  std::vector<std::string> captured;  // outer names this branch reads, in first-use order
 
   int tensor_id(const std::string& name) {
     auto it = ids.find(name);
@@ -126,14 +134,7 @@ struct Importer {
       return Err("model uses opset %d; systolic supports opsets %d to %d", opset, kMinOpset, kMaxOpset);
     g.opset = opset;
     const onnx::GraphProto& gp = model.graph();
-
-    for (const auto& init : gp.initializer()) {
-      // Names are single assignments: a second initializer of a name would silently win.
-      if (ids.count(init.name())) return Err("initializer %s is defined twice", init.name().c_str());
-      auto t = tensor_from_proto(init, base_dir);
-      if (!t.ok()) return Err("initializer %s: %s", init.name().c_str(), t.status().message().c_str());
-      add_const(init.name(), std::move(t.value()));
-    }
+    SYSTOLIC_RETURN_IF_ERROR(import_initializers(gp));
     std::set<std::string> listed;
     for (const auto& vi : gp.input()) {
       if (!listed.insert(vi.name()).second) return Err("graph input %s is listed twice", vi.name().c_str());
@@ -153,9 +154,33 @@ struct Importer {
       }
       g.inputs.push_back(id);
     }
-
     std::vector<std::string> unsupported;
     std::set<std::string> seen_unsupported;
+    collect_unsupported(gp, &unsupported, &seen_unsupported);
+    if (unsupported.empty() && opset < 0) return Err("model has no default-domain opset import");
+    if (!unsupported.empty()) {
+      std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s: " : ": ");
+      for (std::size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
+      return Status::Error(msg);
+    }
+    SYSTOLIC_RETURN_IF_ERROR(import_nodes(gp));
+    return import_outputs(gp);
+  }
+
+  Status import_initializers(const onnx::GraphProto& gp) {
+    for (const auto& init : gp.initializer()) {
+      // Names are single assignments: a second initializer of a name would silently win.
+      if (ids.count(init.name())) return Err("initializer %s is defined twice", init.name().c_str());
+      auto t = tensor_from_proto(init, base_dir);
+      if (!t.ok()) return Err("initializer %s: %s", init.name().c_str(), t.status().message().c_str());
+      add_const(init.name(), std::move(t.value()));
+    }
+    return Status::Ok();
+  }
+
+  // Every op of the graph and its branches that systolic lacks, once each.
+  void collect_unsupported(const onnx::GraphProto& gp, std::vector<std::string>* unsupported,
+                           std::set<std::string>* seen) const {
     for (const auto& np : gp.node()) {
       const std::string& dom = np.domain();
       if (np.op_type() == "Constant" && dom.empty()) continue;  // becomes a constant tensor
@@ -166,16 +191,26 @@ struct Importer {
       if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || np.op_type() == "NormalizeImage" || legacy) {
         std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " +
                            std::to_string(opset) + (legacy ? ", legacy broadcast" : "") + ")";
-        if (seen_unsupported.insert(what).second) unsupported.push_back(what);
+        if (seen->insert(what).second) unsupported->push_back(what);
       }
+      for (const auto& a : np.attribute())
+        if (a.type() == onnx::AttributeProto::GRAPH) collect_unsupported(a.g(), unsupported, seen);
     }
-    if (unsupported.empty() && opset < 0) return Err("model has no default-domain opset import");
-    if (!unsupported.empty()) {
-      std::string msg = "unsupported op" + std::string(unsupported.size() > 1 ? "s: " : ": ");
-      for (std::size_t i = 0; i < unsupported.size(); ++i) msg += (i ? ", " : "") + unsupported[i];
-      return Status::Error(msg);
-    }
+  }
 
+  // The id of `name` here, or in an enclosing graph: a branch reads an outer value through an
+  // input of its own (captured), which the If node then takes as an input.
+  int lookup(const std::string& name) {
+    auto it = ids.find(name);
+    if (it != ids.end()) return it->second;
+    if (!parent || parent->lookup(name) < 0) return -1;
+    const int id = tensor_id(name);
+    g.inputs.push_back(id);
+    captured.push_back(name);
+    return id;
+  }
+
+  Status import_nodes(const onnx::GraphProto& gp) {
     int counter = 0;
     for (const auto& np : gp.node()) {
       std::string name = np.name().empty() ? np.op_type() + "_" + std::to_string(counter) : np.name();
@@ -188,20 +223,33 @@ struct Importer {
       ir::Node n;
       n.op = *ir::op_from_name(np.op_type());
       n.name = name;
-      for (const auto& a : np.attribute()) {
-        Status st;
-        ir::Attr attr = convert_attr(a, base_dir, &st);
-        if (!st.ok()) return Err("node %s: %s", name.c_str(), st.message().c_str());
-        n.attrs[a.name()] = std::move(attr);
-      }
       for (const auto& in : np.input()) {
         if (in.empty()) {
           n.inputs.push_back(-1);
           continue;
         }
-        if (!ids.count(in)) return Err("node %s reads %s, which nothing produces", name.c_str(), in.c_str());
-        n.inputs.push_back(ids[in]);
+        const int id = lookup(in);
+        if (id < 0) return Err("node %s reads %s, which nothing produces", name.c_str(), in.c_str());
+        n.inputs.push_back(id);
       }
+      std::map<std::string, std::unique_ptr<Importer>> branches;  // by attribute name
+      for (const auto& a : np.attribute()) {
+        if (a.type() == onnx::AttributeProto::GRAPH) {
+          if (n.op != ir::Op::If) return Err("node %s: graph attribute %s is not supported", name.c_str(), a.name().c_str());
+          auto b = std::make_unique<Importer>();
+          SYSTOLIC_RETURN_IF_ERROR(b->import_branch(*this, a.g(), name + "." + a.name()));
+          ir::Attr attr;
+          attr.kind = ir::Attr::graph;
+          n.attrs[a.name()] = std::move(attr);
+          branches[a.name()] = std::move(b);
+          continue;
+        }
+        Status st;
+        ir::Attr attr = convert_attr(a, base_dir, &st);
+        if (!st.ok()) return Err("node %s: %s", name.c_str(), st.message().c_str());
+        n.attrs[a.name()] = std::move(attr);
+      }
+      if (n.op == ir::Op::If) SYSTOLIC_RETURN_IF_ERROR(bind_branches(n, branches));
       for (const auto& out : np.output()) {
         if (out.empty()) {
           n.outputs.push_back(-1);
@@ -213,13 +261,67 @@ struct Importer {
       normalize(n);
       g.nodes.push_back(std::move(n));
     }
+    return Status::Ok();
+  }
+
+  Status import_outputs(const onnx::GraphProto& gp) {
     std::set<std::string> outs;
     for (const auto& vi : gp.output()) {
       if (!outs.insert(vi.name()).second) return Err("graph output %s is listed twice", vi.name().c_str());
-      if (!ids.count(vi.name())) return Err("graph output %s is never produced", vi.name().c_str());
-      g.outputs.push_back(ids[vi.name()]);
+      const int id = lookup(vi.name());
+      if (id < 0) return Err("graph output %s is never produced", vi.name().c_str());
+      // The declared type: shape inference replaces it, except on an output shaped only at run
+      // time, where it is what the model promises (-1 for a symbolic dim).
+      ir::Tensor& t = g.t(id);
+      if (vi.type().has_tensor_type() && t.dtype == ir::DType::undefined && !t.is_const()) {
+        const auto& tt = vi.type().tensor_type();
+        if (ir::dtype_supported(static_cast<ir::DType>(tt.elem_type()))) t.dtype = static_cast<ir::DType>(tt.elem_type());
+        if (tt.has_shape())
+          for (const auto& d : tt.shape().dim()) t.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      }
+      g.outputs.push_back(id);
     }
     return ir::verify(g);
+  }
+
+  // An If branch: no inputs of its own in ONNX; outer values it reads become its inputs.
+  Status import_branch(Importer& outer, const onnx::GraphProto& gp, const std::string& what) {
+    if (outer.depth >= kMaxNesting) return Err("%s: branches nested more than %d deep", what.c_str(), kMaxNesting);
+    parent = &outer;
+    depth = outer.depth + 1;
+    base_dir = outer.base_dir;
+    opset = outer.opset;
+    g.opset = opset;
+    g.name_counter = 0;
+    if (gp.input_size() != 0) return Err("%s takes inputs; an If branch takes none", what.c_str());
+    SYSTOLIC_RETURN_IF_ERROR(import_initializers(gp));
+    Status st = import_nodes(gp);
+    if (st.ok()) st = import_outputs(gp);
+    if (!st.ok()) return Err("%s: %s", what.c_str(), st.message().c_str());
+    return Status::Ok();
+  }
+
+  // The If node reads every outer value either branch captured, in one order; each branch's
+  // inputs are put in that order (a value only the other branch reads is an unused input).
+  Status bind_branches(ir::Node& n, std::map<std::string, std::unique_ptr<Importer>>& branches) {
+    if (branches.size() != 2 || !branches.count("then_branch") || !branches.count("else_branch"))
+      return Err("If %s needs then_branch and else_branch", n.name.c_str());
+    std::vector<std::string> names;
+    for (const auto& [key, b] : branches)
+      for (const std::string& c : b->captured)
+        if (std::find(names.begin(), names.end(), c) == names.end()) names.push_back(c);
+    for (const std::string& c : names) n.inputs.push_back(lookup(c));
+    for (auto& [key, bp] : branches) {
+      Importer& b = *bp;
+      std::vector<int> ins;
+      for (const std::string& c : names) {
+        auto it = b.ids.find(c);
+        ins.push_back(it != b.ids.end() ? it->second : b.tensor_id(c));
+      }
+      b.g.inputs = std::move(ins);
+      n.attrs[key].graph_v = std::make_shared<ir::Graph>(std::move(b.g));
+    }
+    return Status::Ok();
   }
 
   // ONNX's schema for the node's opset says how many inputs and outputs it takes and which

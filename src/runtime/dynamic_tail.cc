@@ -1,0 +1,129 @@
+// The dynamic tail's executor: a copy of the tail graph per run whose tensors all hold values,
+// so shape inference treats every input as known and each node is shaped, then evaluated.
+#include "runtime/dynamic_tail.h"
+
+#include <cstring>
+#include <memory>
+
+#include "passes/pass.h"
+
+namespace systolic::runtime {
+namespace {
+
+// Bytes for a tensor of `bytes`: never a null pointer, so a tensor of no elements still counts
+// as a value for the shape rules (they treat a null pointer as "not known yet").
+std::shared_ptr<AlignedBytes> buffer(std::size_t bytes) {
+  auto b = std::make_shared<AlignedBytes>(bytes);
+  b->reserve(std::max<std::size_t>(bytes, kCacheLine));
+  return b;
+}
+
+struct Value {
+  ir::DType dtype = ir::DType::undefined;
+  ir::Shape shape;
+  std::shared_ptr<AlignedBytes> data;  // null: an omitted optional value
+};
+
+Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth, std::vector<Value>* results) {
+  if (args.size() != sub.inputs.size())
+    return Err("the graph takes %zu values, %zu given", sub.inputs.size(), args.size());
+  ir::Graph g = sub;  // constants share their bytes
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    ir::Tensor& t = g.t(g.inputs[k]);
+    t.dtype = args[k].dtype;
+    t.shape = args[k].shape;
+    t.shape_known = true;
+    t.data = args[k].data;
+  }
+  for (ir::Node& n : g.nodes) {
+    for (int id : n.inputs)
+      if (id >= 0 && !g.t(id).data) return Err("%s %s: input %s has no value", ir::op_name(n.op), n.name.c_str(), g.t(id).name.c_str());
+    if (n.op == ir::Op::If) {
+      const ir::Tensor& c = g.t(n.inputs.at(0));
+      if (c.numel() != 1 || (c.dtype != ir::DType::boolean && c.dtype != ir::DType::u8))
+        return Err("If %s: the condition must be one bool, got %s%s", n.name.c_str(), ir::dtype_name(c.dtype),
+                   ir::shape_str(c.shape).c_str());
+      const bool cond = c.data->data()[0] != 0;
+      auto it = n.attrs.find(cond ? "then_branch" : "else_branch");
+      if (it == n.attrs.end() || !it->second.graph_v) return Err("If %s: a branch is missing", n.name.c_str());
+      if (depth >= 16) return Err("If %s: branches nested too deep", n.name.c_str());
+      std::vector<Value> in, out;
+      for (std::size_t i = 1; i < n.inputs.size(); ++i) {
+        const ir::Tensor& t = g.t(n.inputs[i]);
+        in.push_back({t.dtype, t.shape, t.data});
+      }
+      Status st = run_graph(*it->second.graph_v, in, depth + 1, &out);
+      if (!st.ok()) return Err("If %s (%s branch): %s", n.name.c_str(), cond ? "then" : "else", st.message().c_str());
+      if (out.size() != n.outputs.size())
+        return Err("If %s: the branch gives %zu values, the node has %zu outputs", n.name.c_str(), out.size(),
+                   n.outputs.size());
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        if (n.outputs[k] < 0) continue;
+        ir::Tensor& t = g.t(n.outputs[k]);
+        t.dtype = out[k].dtype;
+        t.shape = out[k].shape;
+        t.shape_known = true;
+        t.data = out[k].data;
+      }
+      continue;
+    }
+    SYSTOLIC_RETURN_IF_ERROR(passes::infer_node(g, n));
+    std::vector<interp::TensorRef> ins, outs;
+    for (int id : n.inputs) {
+      if (id < 0) ins.push_back({});
+      else ins.push_back({g.t(id).dtype, g.t(id).shape, g.t(id).data->data()});
+    }
+    std::vector<std::shared_ptr<AlignedBytes>> bufs;
+    for (int id : n.outputs) {
+      if (id < 0) {
+        outs.push_back({});
+        bufs.push_back(nullptr);
+        continue;
+      }
+      ir::Tensor& t = g.t(id);
+      if (ir::checked_num_elements(t.shape) < 0)
+        return Err("%s %s: output %s would have shape %s", ir::op_name(n.op), n.name.c_str(), t.name.c_str(),
+                   ir::shape_str(t.shape).c_str());
+      bufs.push_back(buffer(t.bytes()));
+      outs.push_back({t.dtype, t.shape, bufs.back()->data()});
+    }
+    Status st = interp::eval_node(n, ins, outs);
+    if (!st.ok()) return st;
+    for (std::size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k] >= 0) g.t(n.outputs[k]).data = bufs[k];
+  }
+  results->clear();
+  for (int id : g.outputs) {
+    const ir::Tensor& t = g.t(id);
+    if (!t.data) return Err("output %s has no value", t.name.c_str());
+    results->push_back({t.dtype, t.shape, t.data});
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs) {
+  std::vector<Value> args;
+  for (const interp::TensorRef& r : inputs) {
+    Value v{r.dtype, r.shape, nullptr};
+    const int64_t n = ir::checked_num_elements(r.shape);
+    if (n < 0) return Err("a tail input has shape %s", ir::shape_str(r.shape).c_str());
+    const std::size_t bytes = static_cast<std::size_t>(n) * ir::dtype_size(r.dtype);
+    v.data = buffer(bytes);
+    if (bytes) std::memcpy(v.data->data(), r.data, bytes);
+    args.push_back(std::move(v));
+  }
+  std::vector<Value> res;
+  SYSTOLIC_RETURN_IF_ERROR(run_graph(tail, args, 0, &res));
+  outputs->resize(res.size());
+  for (std::size_t k = 0; k < res.size(); ++k) {
+    HostTensor& o = (*outputs)[k];
+    o.dtype = res[k].dtype;
+    o.shape = res[k].shape;
+    o.data.assign(res[k].data->begin(), res[k].data->end());
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::runtime
