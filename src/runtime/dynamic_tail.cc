@@ -24,7 +24,12 @@ struct Value {
   std::shared_ptr<AlignedBytes> data;  // null: an omitted optional value
 };
 
-Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth, std::vector<Value>* results) {
+struct Budget {
+  std::size_t left;
+};
+
+Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth, Budget& budget,
+                 std::vector<Value>* results) {
   if (args.size() != sub.inputs.size())
     return Err("the graph takes %zu values, %zu given", sub.inputs.size(), args.size());
   ir::Graph g = sub;  // constants share their bytes
@@ -39,7 +44,8 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
     for (int id : n.inputs)
       if (id >= 0 && !g.t(id).data) return Err("%s %s: input %s has no value", ir::op_name(n.op), n.name.c_str(), g.t(id).name.c_str());
     if (n.op == ir::Op::If) {
-      const ir::Tensor& c = g.t(n.inputs.at(0));
+      if (n.inputs.empty() || n.inputs[0] < 0) return Err("If %s: the condition is missing", n.name.c_str());
+      const ir::Tensor& c = g.t(n.inputs[0]);
       if (c.numel() != 1 || (c.dtype != ir::DType::boolean && c.dtype != ir::DType::u8))
         return Err("If %s: the condition must be one bool, got %s%s", n.name.c_str(), ir::dtype_name(c.dtype),
                    ir::shape_str(c.shape).c_str());
@@ -52,7 +58,7 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
         const ir::Tensor& t = g.t(n.inputs[i]);
         in.push_back({t.dtype, t.shape, t.data});
       }
-      Status st = run_graph(*it->second.graph_v, in, depth + 1, &out);
+      Status st = run_graph(*it->second.graph_v, in, depth + 1, budget, &out);
       if (!st.ok()) return Err("If %s (%s branch): %s", n.name.c_str(), cond ? "then" : "else", st.message().c_str());
       if (out.size() != n.outputs.size())
         return Err("If %s: the branch gives %zu values, the node has %zu outputs", n.name.c_str(), out.size(),
@@ -84,6 +90,10 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       if (ir::checked_num_elements(t.shape) < 0)
         return Err("%s %s: output %s would have shape %s", ir::op_name(n.op), n.name.c_str(), t.name.c_str(),
                    ir::shape_str(t.shape).c_str());
+      if (t.bytes() > budget.left)
+        return Err("%s %s: output %s of shape %s passes the memory the dynamic tail may use", ir::op_name(n.op),
+                   n.name.c_str(), t.name.c_str(), ir::shape_str(t.shape).c_str());
+      budget.left -= t.bytes();
       bufs.push_back(buffer(t.bytes()));
       outs.push_back({t.dtype, t.shape, bufs.back()->data()});
     }
@@ -103,19 +113,23 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
 
 }  // namespace
 
-Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs) {
+Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
+                std::size_t max_bytes) {
+  Budget budget{max_bytes};
   std::vector<Value> args;
   for (const interp::TensorRef& r : inputs) {
     Value v{r.dtype, r.shape, nullptr};
     const int64_t n = ir::checked_num_elements(r.shape);
     if (n < 0) return Err("a tail input has shape %s", ir::shape_str(r.shape).c_str());
     const std::size_t bytes = static_cast<std::size_t>(n) * ir::dtype_size(r.dtype);
+    if (bytes > budget.left) return Err("the dynamic tail's inputs pass the memory the dynamic tail may use");
+    budget.left -= bytes;
     v.data = buffer(bytes);
     if (bytes) std::memcpy(v.data->data(), r.data, bytes);
     args.push_back(std::move(v));
   }
   std::vector<Value> res;
-  SYSTOLIC_RETURN_IF_ERROR(run_graph(tail, args, 0, &res));
+  SYSTOLIC_RETURN_IF_ERROR(run_graph(tail, args, 0, budget, &res));
   outputs->resize(res.size());
   for (std::size_t k = 0; k < res.size(); ++k) {
     HostTensor& o = (*outputs)[k];

@@ -13,7 +13,9 @@ namespace systolic::runtime {
 
 // Runs `tail` with its inputs bound, in order, to `inputs` (each must agree with the tail's
 // dtype; shapes are taken as given) and returns its outputs in order. If nodes run the branch
-// their condition picks. Errors name the node that failed.
-Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs);
+// their condition picks. Errors name the node that failed. The tensors a run makes may total
+// at most `max_bytes` (a tail's shapes come from data: an error, not an exhausted machine).
+Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
+                std::size_t max_bytes);
 
 }  // namespace systolic::runtime

@@ -82,6 +82,19 @@ TEST(DynamicTail, CompileSplitsAndTheRuntimeRunsIt) {
   }
 }
 
+TEST(DynamicTail, StaysWithinItsMemoryBudget) {
+  auto p = plan::compile(nonzero_model(), {});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  runtime::SessionOptions so;
+  so.tail_max_bytes = 64;  // less than its input (the relu's 576 bytes) alone
+  auto s = runtime::Session::create(*p, so);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::vector<runtime::HostTensor> outs;
+  Status st = (*s)->run({{"x", random_input((*p)->graph.t((*p)->graph.inputs[0]), 1)}}, &outs);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("memory the dynamic tail may use"), std::string::npos) << st.message();
+}
+
 TEST(DynamicTail, ModelWithoutDynamicNodesHasNoTail) {
   GraphBuilder b;
   const int x = b.input("x", {1, 3, 4, 4});

@@ -161,6 +161,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   if (ram > 0 && static_cast<double>(arena_bytes) > ram)
     return Err("the plan needs %.1f GiB of activations; this machine has %.1f GiB", arena_bytes / 1073741824.0,
                ram / 1073741824.0);
+  s->tail_max_bytes_ = opts.tail_max_bytes ? opts.tail_max_bytes
+                                           : static_cast<std::size_t>(ram > 0 ? ram / 2 : 1e9);
   SYSTOLIC_RETURN_IF_ERROR(check_storage(g));
   s->arena_ = static_cast<uint8_t*>(alloc_aligned(arena_bytes));
   if (!s->arena_) return Err("cannot allocate the %zu-byte arena", arena_bytes);

@@ -16,6 +16,8 @@ namespace systolic::runtime {
 
 struct SessionOptions {
   int threads = 0;  // 0: one per core
+  // The most the dynamic tail's tensors may total in one run (0: half the machine's memory).
+  std::size_t tail_max_bytes = 0;
 };
 
 struct TensorInfo {
@@ -106,6 +108,7 @@ class Session {
   std::shared_ptr<const plan::Program> program_;
   ThreadPool pool_;
   int threads_ = 1;
+  std::size_t tail_max_bytes_ = 0;
   uint8_t* arena_ = nullptr;      // aligned_alloc'ed, freed in the destructor
   float* workspace_ = nullptr;
   std::vector<std::unique_ptr<Step>> steps_;
