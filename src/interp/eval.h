@@ -48,6 +48,9 @@ Status eval_index(const ir::Node& n, const std::vector<TensorRef>& in, const std
 Status infer_spatial(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
                      std::vector<ir::DType>* types);
 Status eval_spatial(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+// NonMaxSuppression's selected (batch, class, box) triples, flat: its output's values and,
+// by their count, its shape (the dynamic tail selects once instead of shaping, then evaluating).
+Status nms_select(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<int64_t>* selected);
 // The family shape rule for `op`, or nullptr for the core ops shape_inference handles itself.
 InferFn family_infer(ir::Op op);
 

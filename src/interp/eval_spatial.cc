@@ -1,6 +1,7 @@
 // Reference kernels and shape rules of the spatial family (ops.inc lists its ops): Resize,
 // Upsample, ConvTranspose, GridSample, RoiAlign, MaxUnpool, NonMaxSuppression.
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -1052,7 +1053,14 @@ Status nms_run(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<
     }
   };
   std::vector<double> cb(NB * 4);
-  std::vector<int64_t> cand, kept;
+  std::vector<int64_t> cand;
+  // The kept boxes, found by their top edge: a box can overlap the candidate only if its top
+  // lies within the tallest kept box's height above the candidate's top and below its bottom,
+  // so each candidate checks those alone (SSDlite's batched NMS offsets every class's boxes
+  // apart and keeps thousands; checking all of them was most of its run). Whether a candidate
+  // is dropped does not depend on the order the kept boxes are checked in.
+  std::multimap<double, std::size_t> by_top;
+  std::vector<double> kept_box;  // 4 per kept box: y1, x1, y2, x2
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t i = 0; i < NB; ++i) corners(b, i, &cb[i * 4]);
     for (int64_t c = 0; c < NC; ++c) {
@@ -1061,28 +1069,41 @@ Status nms_run(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<
       for (int64_t i = 0; i < NB; ++i)
         if (!std::isnan(s[i]) && (!has_score_th || s[i] > score_th)) cand.push_back(i);
       std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) { return s[p] > s[q]; });
-      kept.clear();
+      by_top.clear();
+      kept_box.clear();
+      double tallest = 0;
+      int64_t kept = 0;
       for (int64_t i : cand) {
-        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        if (kept >= max_out) break;
         const double* p = &cb[i * 4];
         const double ap = (p[2] - p[0]) * (p[3] - p[1]);
         bool drop = false;
-        for (int64_t j : kept) {
-          const double* q = &cb[j * 4];
-          const double aq = (q[2] - q[0]) * (q[3] - q[1]);
-          if (ap <= 0 || aq <= 0) continue;
-          const double ih = std::min(p[2], q[2]) - std::max(p[0], q[0]);
-          const double iw = std::min(p[3], q[3]) - std::max(p[1], q[1]);
-          if (ih <= 0 || iw <= 0) continue;
-          const double inter = ih * iw;
-          if (inter / (ap + aq - inter) > iou_th) {
-            drop = true;
-            break;
+        if (ap > 0) {  // a box of no area overlaps nothing
+          double lo = p[0] - tallest;
+          lo -= std::abs(lo) * 1e-9 + 1e-300;  // below any rounding of the subtraction
+          for (auto it = by_top.lower_bound(lo); it != by_top.end() && it->first < p[2]; ++it) {
+            const double* q = &kept_box[it->second * 4];
+            const double aq = (q[2] - q[0]) * (q[3] - q[1]);
+            if (aq <= 0) continue;
+            const double ih = std::min(p[2], q[2]) - std::max(p[0], q[0]);
+            const double iw = std::min(p[3], q[3]) - std::max(p[1], q[1]);
+            if (ih <= 0 || iw <= 0) continue;
+            const double inter = ih * iw;
+            if (inter / (ap + aq - inter) > iou_th) {
+              drop = true;
+              break;
+            }
           }
         }
         if (drop) continue;
-        kept.push_back(i);
+        ++kept;
         sel->insert(sel->end(), {b, c, i});
+        // A box with a NaN edge suppresses nothing (every comparison with it is false) and
+        // would break the map's order: it is kept but not indexed.
+        if (std::isnan(p[0]) || std::isnan(p[1]) || std::isnan(p[2]) || std::isnan(p[3])) continue;
+        by_top.emplace(p[0], kept_box.size() / 4);
+        kept_box.insert(kept_box.end(), p, p + 4);
+        tallest = std::max(tallest, p[2] - p[0]);
       }
     }
   }
@@ -1115,6 +1136,13 @@ Status eval_nms(const ir::Node& n, const std::vector<TensorRef>& in, const Tenso
 }
 
 }  // namespace
+
+Status nms_select(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<int64_t>* selected) {
+  if (!opt_in(in, 0) || !opt_in(in, 1)) return Err("%s %s: needs boxes and scores", opn(n), n.name.c_str());
+  SYSTOLIC_RETURN_IF_ERROR(need_float(n, in[0], "boxes"));
+  SYSTOLIC_RETURN_IF_ERROR(need_float(n, in[1], "scores"));
+  return nms_run(n, in, selected);
+}
 
 Status infer_spatial(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
                      std::vector<ir::DType>* types) {

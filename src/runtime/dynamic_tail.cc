@@ -5,6 +5,8 @@
 #include <cstring>
 #include <memory>
 
+#include "base/cpu.h"
+#include "kernels/matmul/matmul.h"
 #include "passes/pass.h"
 
 namespace systolic::runtime {
@@ -26,7 +28,36 @@ struct Value {
 
 struct Budget {
   std::size_t left;
+  pthreadpool_t pool;
 };
+
+// Gemm(A, B[, C]) of float matrices, neither transposed, on the matrix kernels; the fully
+// connected layers of Faster R-CNN's box head (hundreds of proposals x 12544 x 1024) took
+// seconds on the reference loop. false: not this form (the interpreter runs it).
+bool gemm_on_kernels(const ir::Node& n, const std::vector<interp::TensorRef>& in, const interp::TensorRef& y,
+                     pthreadpool_t pool) {
+  using ir::DType;
+  if (n.op != ir::Op::Gemm || n.i("transA", 0) || n.i("transB", 0) || in.size() < 2 || y.dtype != DType::f32) return false;
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].data && in[i].dtype != DType::f32) return false;
+  const ir::Shape &as = in[0].shape, &bs = in[1].shape;
+  if (as.size() != 2 || bs.size() != 2 || as[1] != bs[0] || y.shape != ir::Shape{as[0], bs[1]}) return false;
+  const kernels::MatMulParams p = kernels::matmul_dense(1, as[0], bs[1], as[1]);
+  const kernels::MatMulKernel* k = kernels::matmul_select(p, host_cpu());
+  if (!k) return false;
+  float* out = y.as<float>();
+  k->run(p, in[0].as<float>(), in[1].as<float>(), out, pool);
+  const float alpha = n.f("alpha", 1.f), beta = n.f("beta", 1.f);
+  const bool bias = in.size() > 2 && in[2].data;
+  const std::vector<int64_t> cs = bias ? interp::broadcast_strides(in[2].shape, y.shape) : std::vector<int64_t>{0, 0};
+  if (alpha == 1.f && !bias) return true;
+  for (int64_t m = 0; m < as[0]; ++m)
+    for (int64_t j = 0; j < bs[1]; ++j) {
+      float& v = out[m * bs[1] + j];
+      v = alpha * v + (bias ? beta * in[2].as<float>()[m * cs[0] + j * cs[1]] : 0.f);
+    }
+  return true;
+}
 
 Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth, Budget& budget,
                  std::vector<Value>* results) {
@@ -73,12 +104,26 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       }
       continue;
     }
-    SYSTOLIC_RETURN_IF_ERROR(passes::infer_node(g, n));
     std::vector<interp::TensorRef> ins, outs;
     for (int id : n.inputs) {
       if (id < 0) ins.push_back({});
       else ins.push_back({g.t(id).dtype, g.t(id).shape, g.t(id).data->data()});
     }
+    if (n.op == ir::Op::NonMaxSuppression && !n.outputs.empty() && n.outputs[0] >= 0) {
+      // Selecting is the shape rule: once, not once to shape and again to evaluate.
+      std::vector<int64_t> sel;
+      SYSTOLIC_RETURN_IF_ERROR(interp::nms_select(n, ins, &sel));
+      ir::Tensor& t = g.t(n.outputs[0]);
+      t.dtype = ir::DType::i64;
+      t.shape = {static_cast<int64_t>(sel.size() / 3), 3};
+      t.shape_known = true;
+      if (t.bytes() > budget.left) return Err("NonMaxSuppression %s: its selection passes the memory the dynamic tail may use", n.name.c_str());
+      budget.left -= t.bytes();
+      t.data = buffer(t.bytes());
+      if (!sel.empty()) std::memcpy(t.data->data(), sel.data(), t.bytes());
+      continue;
+    }
+    SYSTOLIC_RETURN_IF_ERROR(passes::infer_node(g, n));
     std::vector<std::shared_ptr<AlignedBytes>> bufs;
     for (int id : n.outputs) {
       if (id < 0) {
@@ -97,6 +142,10 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       bufs.push_back(buffer(t.bytes()));
       outs.push_back({t.dtype, t.shape, bufs.back()->data()});
     }
+    if (outs.size() == 1 && gemm_on_kernels(n, ins, outs[0], budget.pool)) {
+      g.t(n.outputs[0]).data = bufs[0];
+      continue;
+    }
     Status st = interp::eval_node(n, ins, outs);
     if (!st.ok()) return st;
     for (std::size_t k = 0; k < n.outputs.size(); ++k)
@@ -114,8 +163,8 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
 }  // namespace
 
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
-                std::size_t max_bytes) {
-  Budget budget{max_bytes};
+                std::size_t max_bytes, pthreadpool_t pool) {
+  Budget budget{max_bytes, pool};
   std::vector<Value> args;
   for (const interp::TensorRef& r : inputs) {
     Value v{r.dtype, r.shape, nullptr};

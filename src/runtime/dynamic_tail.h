@@ -4,6 +4,8 @@
 #pragma once
 #include <vector>
 
+#include <pthreadpool.h>
+
 #include "base/status.h"
 #include "interp/eval.h"
 #include "ir/graph.h"
@@ -15,7 +17,8 @@ namespace systolic::runtime {
 // dtype; shapes are taken as given) and returns its outputs in order. If nodes run the branch
 // their condition picks. Errors name the node that failed. The tensors a run makes may total
 // at most `max_bytes` (a tail's shapes come from data: an error, not an exhausted machine).
+// Float Gemms without transposes run on the matrix kernels (on `pool`, which may be null).
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
-                std::size_t max_bytes);
+                std::size_t max_bytes, pthreadpool_t pool = nullptr);
 
 }  // namespace systolic::runtime
