@@ -12,13 +12,6 @@
 namespace systolic::runtime {
 namespace {
 
-// Bytes for a tensor of `bytes`: never a null pointer, so a tensor of no elements still counts
-// as a value for the shape rules (they treat a null pointer as "not known yet").
-std::shared_ptr<AlignedBytes> buffer(std::size_t bytes) {
-  auto b = std::make_shared<AlignedBytes>(bytes);
-  b->reserve(std::max<std::size_t>(bytes, kCacheLine));
-  return b;
-}
 
 struct Value {
   ir::DType dtype = ir::DType::undefined;
@@ -29,6 +22,26 @@ struct Value {
 struct Budget {
   std::size_t left;
   pthreadpool_t pool;
+  TailMemory* memory;                               // null: every buffer fresh
+  std::vector<std::shared_ptr<AlignedBytes>> made;  // this run's, for `memory` afterwards
+
+  // At least `bytes` (never a null pointer, so a tensor of no elements still counts as a value
+  // for the shape rules, which treat a null pointer as "not known yet"): a kept buffer of at
+  // most twice the size, else a new one.
+  std::shared_ptr<AlignedBytes> buffer(std::size_t bytes) {
+    const std::size_t need = std::max<std::size_t>(bytes, kCacheLine);
+    std::shared_ptr<AlignedBytes> b;
+    if (memory) {
+      auto it = memory->free.lower_bound(need);
+      if (it != memory->free.end() && it->first <= 2 * need) {
+        b = std::move(it->second);
+        memory->free.erase(it);
+      }
+    }
+    if (!b) b = std::make_shared<AlignedBytes>(need);
+    if (memory) made.push_back(b);
+    return b;
+  }
 };
 
 // Gemm(A, B[, C]) of float matrices, neither transposed, on the matrix kernels; the fully
@@ -119,7 +132,7 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       t.shape_known = true;
       if (t.bytes() > budget.left) return Err("NonMaxSuppression %s: its selection passes the memory the dynamic tail may use", n.name.c_str());
       budget.left -= t.bytes();
-      t.data = buffer(t.bytes());
+      t.data = budget.buffer(t.bytes());
       if (!sel.empty()) std::memcpy(t.data->data(), sel.data(), t.bytes());
       continue;
     }
@@ -139,7 +152,7 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
         return Err("%s %s: output %s of shape %s passes the memory the dynamic tail may use", ir::op_name(n.op),
                    n.name.c_str(), t.name.c_str(), ir::shape_str(t.shape).c_str());
       budget.left -= t.bytes();
-      bufs.push_back(buffer(t.bytes()));
+      bufs.push_back(budget.buffer(t.bytes()));
       outs.push_back({t.dtype, t.shape, bufs.back()->data()});
     }
     if (outs.size() == 1 && gemm_on_kernels(n, ins, outs[0], budget.pool)) {
@@ -163,8 +176,8 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
 }  // namespace
 
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
-                std::size_t max_bytes, pthreadpool_t pool) {
-  Budget budget{max_bytes, pool};
+                std::size_t max_bytes, pthreadpool_t pool, TailMemory* memory) {
+  Budget budget{max_bytes, pool, memory, {}};
   std::vector<Value> args;
   for (const interp::TensorRef& r : inputs) {
     Value v{r.dtype, r.shape, nullptr};
@@ -173,20 +186,27 @@ Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inp
     const std::size_t bytes = static_cast<std::size_t>(n) * ir::dtype_size(r.dtype);
     if (bytes > budget.left) return Err("the dynamic tail's inputs pass the memory the dynamic tail may use");
     budget.left -= bytes;
-    v.data = buffer(bytes);
+    v.data = budget.buffer(bytes);
     if (bytes) std::memcpy(v.data->data(), r.data, bytes);
     args.push_back(std::move(v));
   }
   std::vector<Value> res;
-  SYSTOLIC_RETURN_IF_ERROR(run_graph(tail, args, 0, budget, &res));
-  outputs->resize(res.size());
-  for (std::size_t k = 0; k < res.size(); ++k) {
-    HostTensor& o = (*outputs)[k];
-    o.dtype = res[k].dtype;
-    o.shape = res[k].shape;
-    o.data.assign(res[k].data->begin(), res[k].data->end());
+  Status st = run_graph(tail, args, 0, budget, &res);
+  if (st.ok()) {
+    outputs->resize(res.size());
+    for (std::size_t k = 0; k < res.size(); ++k) {
+      HostTensor& o = (*outputs)[k];
+      o.dtype = res[k].dtype;
+      o.shape = res[k].shape;
+      const std::size_t bytes = static_cast<std::size_t>(ir::num_elements(o.shape)) * ir::dtype_size(o.dtype);
+      o.data.assign(res[k].data->begin(), res[k].data->begin() + static_cast<std::ptrdiff_t>(bytes));
+    }
   }
-  return Status::Ok();
+  res.clear();
+  args.clear();
+  if (memory)
+    for (auto& b : budget.made) memory->free.emplace(b->size(), std::move(b));
+  return st;
 }
 
 }  // namespace systolic::runtime

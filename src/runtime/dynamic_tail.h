@@ -2,6 +2,8 @@
 // post-processing), run on the reference interpreter after the static plan, every shape
 // inferred from the values of the run.
 #pragma once
+#include <map>
+#include <memory>
 #include <vector>
 
 #include <pthreadpool.h>
@@ -17,8 +19,16 @@ namespace systolic::runtime {
 // dtype; shapes are taken as given) and returns its outputs in order. If nodes run the branch
 // their condition picks. Errors name the node that failed. The tensors a run makes may total
 // at most `max_bytes` (a tail's shapes come from data: an error, not an exhausted machine).
+// Buffers a session's tail runs hand on to the next: fresh memory costs a page fault per
+// 4 KiB on first touch, most of Faster R-CNN's tail when every run allocated anew.
+struct TailMemory {
+  std::multimap<std::size_t, std::shared_ptr<AlignedBytes>> free;  // by size
+};
+
 // Float Gemms without transposes run on the matrix kernels (on `pool`, which may be null).
+// With `memory`, tensors reuse its buffers (which may be larger than they need) and leave
+// theirs there.
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
-                std::size_t max_bytes, pthreadpool_t pool = nullptr);
+                std::size_t max_bytes, pthreadpool_t pool = nullptr, TailMemory* memory = nullptr);
 
 }  // namespace systolic::runtime

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "base/threadpool.h"
 #include "plan/program.h"
+#include "runtime/dynamic_tail.h"
 #include "runtime/host_tensor.h"
 
 namespace systolic::runtime {
@@ -104,11 +105,12 @@ class Session {
   Status execute();  // runs every step on the arena (inputs already copied in)
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),
   // the rest from the static outputs.
-  Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) const;
+  Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
   std::shared_ptr<const plan::Program> program_;
   ThreadPool pool_;
   int threads_ = 1;
   std::size_t tail_max_bytes_ = 0;
+  std::unique_ptr<TailMemory> tail_memory_ = std::make_unique<TailMemory>();  // the tail's buffers between runs
   uint8_t* arena_ = nullptr;      // aligned_alloc'ed, freed in the destructor
   float* workspace_ = nullptr;
   std::vector<std::unique_ptr<Step>> steps_;

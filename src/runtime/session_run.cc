@@ -51,7 +51,7 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
   return Status::Ok();
 }
 
-Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) const {
+Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
   const ir::Graph& tail = *program_->tail;
   std::vector<interp::TensorRef> refs;
@@ -69,7 +69,7 @@ Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<Hos
     if (!t) return Err("plan is inconsistent: the dynamic tail reads %s, which nothing gives", name.c_str());
     refs.push_back({t->dtype, t->shape, const_cast<void*>(data)});
   }
-  return runtime::run_tail(tail, refs, outputs, tail_max_bytes_, pool_.get());
+  return runtime::run_tail(tail, refs, outputs, tail_max_bytes_, pool_.get(), tail_memory_.get());
 }
 
 Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
