@@ -75,7 +75,8 @@ class Session {
   int threads() const { return threads_; }
   // The pool the kernels run on (null with one thread), for measurements that must share it.
   pthreadpool_t pool() const { return pool_.get(); }
-  // Per-step wall time, accumulated over runs while profiling is on.
+  // Per-step wall time, accumulated over runs while profiling is on; a plan's dynamic tail is
+  // one more row at the end.
   void set_profiling(bool on) { profiling_ = on; }
   struct StepProfile {
     std::string name, op, kernel;
@@ -106,10 +107,13 @@ class Session {
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),
   // the rest from the static outputs.
   Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
+  Status timed_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);  // profiled
   std::shared_ptr<const plan::Program> program_;
   ThreadPool pool_;
   int threads_ = 1;
   std::size_t tail_max_bytes_ = 0;
+  double tail_ms_ = 0;  // the dynamic tail's time while profiling, as profile()'s last row
+  int64_t tail_runs_ = 0;
   std::unique_ptr<TailMemory> tail_memory_ = std::make_unique<TailMemory>();  // the tail's buffers between runs
   uint8_t* arena_ = nullptr;      // aligned_alloc'ed, freed in the destructor
   float* workspace_ = nullptr;

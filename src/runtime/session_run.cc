@@ -36,7 +36,7 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
   for (std::size_t k = 0; k < g.inputs.size(); ++k)
     if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
   SYSTOLIC_RETURN_IF_ERROR(execute());
-  if (program_->tail) return run_tail(in_ptrs, outputs);
+  if (program_->tail) return timed_tail(in_ptrs, outputs);
   outputs->resize(g.outputs.size());
   for (std::size_t k = 0; k < g.outputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.outputs[k]);
@@ -82,7 +82,7 @@ Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<
     if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
   }
   SYSTOLIC_RETURN_IF_ERROR(execute());
-  if (program_->tail) return run_tail(inputs, outputs);
+  if (program_->tail) return timed_tail(inputs, outputs);
   outputs->resize(g.outputs.size());
   for (std::size_t k = 0; k < g.outputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.outputs[k]);
@@ -95,6 +95,17 @@ Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<
     std::memcpy(o.data.data(), src, o.data.size());
   }
   return Status::Ok();
+}
+
+Status Session::timed_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = profiling_ ? clock::now() : clock::time_point{};
+  Status st = run_tail(inputs, outputs);
+  if (profiling_) {
+    tail_ms_ += std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    ++tail_runs_;
+  }
+  return st;
 }
 
 Status Session::run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs) {
@@ -258,6 +269,15 @@ std::vector<Session::StepProfile> Session::profile() const {
     p.bytes = st->bytes;
     p.total_ms = st->total_ms;
     p.runs = st->runs;
+    out.push_back(std::move(p));
+  }
+  if (program_->tail) {
+    StepProfile p;
+    p.name = "dynamic tail (" + std::to_string(program_->tail->nodes.size()) + " nodes)";
+    p.op = "DynamicTail";
+    p.kernel = "interp";
+    p.total_ms = tail_ms_;
+    p.runs = tail_runs_;
     out.push_back(std::move(p));
   }
   return out;
