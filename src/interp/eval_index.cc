@@ -486,14 +486,24 @@ Status eval_scatter_elements(const ir::Node& n, const std::vector<TensorRef>& in
     T* out = y.as<T>();
     std::copy(x.as<T>(), x.as<T>() + x.numel(), out);
     const T* u = up.as<T>();
+    if (ix.numel() == 0) return Status::Ok();
+    // A row of the innermost index dim at a time: the offset of its other dims once per row
+    // (Faster R-CNN scatters 1.9M RoiAlign values; per-element offsets took 29 ms).
+    const int64_t inner = ix.shape[r - 1], rows = ix.numel() / inner;
     std::vector<int64_t> idx(r, 0);
-    for (int64_t e = 0; e < ix.numel(); ++e) {
-      int64_t j = iv[e];
-      if (!wrap(j, x.shape[axis])) return NERR("index %lld out of range", static_cast<long long>(iv[e]));
-      int64_t off = 0;
-      for (int64_t d = 0; d < r; ++d) off += (d == axis ? j : idx[d]) * xst[d];
-      apply(out[off], u[e], red);
-      next_index(idx, ix.shape);
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t base = 0;
+      for (int64_t d = 0; d + 1 < r; ++d) base += d == axis ? 0 : idx[d] * xst[d];
+      const int64_t e0 = row * inner, step = axis == r - 1 ? 0 : xst[r - 1];
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t j = iv[e0 + i];
+        if (!wrap(j, x.shape[axis])) return NERR("index %lld out of range", static_cast<long long>(iv[e0 + i]));
+        apply(out[base + i * step + j * xst[axis]], u[e0 + i], red);
+      }
+      for (int64_t d = r - 2; d >= 0; --d) {  // the next row
+        if (++idx[d] < ix.shape[d]) break;
+        idx[d] = 0;
+      }
     }
     return Status::Ok();
   });

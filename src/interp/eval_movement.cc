@@ -292,7 +292,17 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       auto it = n.attrs.find("value");
       if (it != n.attrs.end() && it->second.tensor_v && it->second.tensor_v->data)
         std::memcpy(v.data(), it->second.tensor_v->data->data(), es);
-      for (int64_t i = 0; i < y.numel(); ++i) std::memcpy(static_cast<uint8_t*>(y.data) + i * es, v.data(), es);
+      // One value, then the filled prefix copied onto what follows it, doubling: a byte-sized
+      // memcpy per element made Faster R-CNN's 7.5 MB RoiAlign result buffer take 15 ms.
+      auto* out = static_cast<uint8_t*>(y.data);
+      const std::size_t total = static_cast<std::size_t>(y.numel()) * es;
+      if (total == 0) return Status::Ok();
+      if (std::all_of(v.begin(), v.end(), [&](uint8_t b) { return b == v[0]; })) {
+        std::memset(out, v[0], total);
+        return Status::Ok();
+      }
+      std::memcpy(out, v.data(), es);
+      for (std::size_t done = es; done < total; done *= 2) std::memcpy(out + done, out, std::min(done, total - done));
       return Status::Ok();
     }
     case Op::Expand: {

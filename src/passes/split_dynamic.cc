@@ -28,22 +28,6 @@ bool value_shapes_output(const ir::Node& n, std::size_t i) {
   }
 }
 
-// A tail Gemm of float weights stored transposed (Linear layers: B is [N, K]) gets them as
-// [K, N] once here, so the runtime can hand it to the matrix kernels (runtime/dynamic_tail.cc).
-void transpose_gemm_weights(ir::Graph& tail) {
-  for (ir::Node& n : tail.nodes) {
-    if (n.op != ir::Op::Gemm || !n.i("transB", 0) || n.inputs.size() < 2 || n.inputs[1] < 0) continue;
-    const ir::Tensor& b = tail.t(n.inputs[1]);
-    if (!b.is_const() || b.dtype != ir::DType::f32 || b.shape.size() != 2) continue;
-    const int64_t N = b.shape[0], K = b.shape[1];
-    std::vector<float> t(static_cast<std::size_t>(N * K));
-    for (int64_t j = 0; j < N; ++j)
-      for (int64_t k = 0; k < K; ++k) t[k * N + j] = b.as<float>()[j * K + k];
-    n.inputs[1] = tail.add_const_f32(tail.fresh_name(b.name + ".T"), {K, N}, t);
-    n.set_i("transB", 0);
-  }
-}
-
 }  // namespace
 
 bool dynamic_node(const ir::Graph& g, const ir::Node& n) {
@@ -99,7 +83,6 @@ Status split_dynamic(ir::Graph& g, PassContext& ctx) {
     tail->nodes.push_back(std::move(n));
   }
   for (int o : g.outputs) tail->outputs.push_back(map(o));
-  transpose_gemm_weights(*tail);
 
   // The static plan computes what the tail reads (model inputs the tail reads come from the caller).
   std::vector<int> outs;

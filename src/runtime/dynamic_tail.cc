@@ -23,6 +23,7 @@ struct Budget {
   std::size_t left;
   pthreadpool_t pool;
   TailMemory* memory;                               // null: every buffer fresh
+  const ir::Graph* graph = nullptr;                 // the graph as the plan holds it (run_graph's)
   std::vector<std::shared_ptr<AlignedBytes>> made;  // this run's, for `memory` afterwards
 
   // At least `bytes` (never a null pointer, so a tensor of no elements still counts as a value
@@ -44,9 +45,68 @@ struct Budget {
   }
 };
 
-// Gemm(A, B[, C]) of float matrices, neither transposed, on the matrix kernels; the fully
-// connected layers of Faster R-CNN's box head (hundreds of proposals x 12544 x 1024) took
-// seconds on the reference loop. false: not this form (the interpreter runs it).
+// Gemm(A, W[, bias]) with constant float weights as a 1x1 conv over A's M rows (NHWC with
+// H = W = 1: A and Y as they are), on a conv kernel and weights packed on first use. Faster
+// R-CNN's box head (150 proposals x 12544 x 1024) took seconds on the reference loop and
+// 44 ms on the matrix kernels, which stream the 51 MB of weights once per block of rows.
+bool gemm_on_conv(const ir::Node& orig, const ir::Node& n, const std::vector<interp::TensorRef>& in,
+                  const interp::TensorRef& y, Budget& budget) {
+  using ir::DType;
+  if (!budget.memory || n.op != ir::Op::Gemm || n.i("transA", 0) || n.f("alpha", 1.f) != 1.f || in.size() < 2 ||
+      y.dtype != DType::f32 || orig.inputs.size() < 2 || orig.inputs[1] < 0)
+    return false;
+  const ir::Tensor& w = budget.graph->t(orig.inputs[1]);  // as the plan holds it: constant or not
+  if (!w.is_const() || w.dtype != DType::f32 || w.shape.size() != 2) return false;
+  const bool tb = n.i("transB", 0) != 0;
+  const ir::Shape& as = in[0].shape;
+  const int64_t N = tb ? w.shape[0] : w.shape[1], K = tb ? w.shape[1] : w.shape[0];
+  if (in[0].dtype != DType::f32 || as.size() != 2 || as[1] != K || y.shape != ir::Shape{as[0], N}) return false;
+  const bool has_bias = in.size() > 2 && in[2].data;
+  if (has_bias && (in[2].dtype != DType::f32 || in[2].numel() != N || n.f("beta", 1.f) != 1.f ||
+                   (in[2].shape.size() == 2 && in[2].shape[0] != 1)))
+    return false;
+  constexpr int64_t kMaxInt = 1 << 30;
+  if (as[0] > kMaxInt || N > kMaxInt || K > kMaxInt) return false;
+  kernels::ConvParams p;
+  p.ic = static_cast<int>(K);
+  p.oc = static_cast<int>(N);
+  TailMemory::PackedGemm& pk = budget.memory->gemms[&orig];
+  if (pk.weights.empty() && !pk.kernel) {  // first use: pick the kernel for a typical M, pack
+    p.n = 64;
+    pk.kernel = kernels::conv_select(p, host_cpu());
+    if (pk.kernel) {
+      std::vector<float> oihw;
+      const float* src = w.as<float>();
+      if (!tb) {  // stored [K, N]: the conv wants [N, K]
+        oihw.resize(static_cast<std::size_t>(N * K));
+        for (int64_t k = 0; k < K; ++k)
+          for (int64_t j = 0; j < N; ++j) oihw[j * K + k] = src[k * N + j];
+        src = oihw.data();
+      }
+      pk.weights.resize(pk.kernel->packed_floats(p));
+      pk.kernel->pack(p, src, pk.weights.data());
+    }
+  }
+  p.n = static_cast<int>(as[0]);
+  std::string why;
+  if (!pk.kernel || p.n == 0 || !pk.kernel->accepts(p, host_cpu(), &why)) return false;
+  kernels::ConvArgs a;
+  a.src = in[0].as<float>();
+  a.weights = pk.weights.data();
+  a.bias = has_bias ? in[2].as<float>() : nullptr;
+  a.dst = y.as<float>();
+  const std::size_t ws = pk.kernel->workspace_bytes(p);
+  std::shared_ptr<AlignedBytes> wsb;
+  if (ws) {
+    wsb = budget.buffer(ws);
+    a.workspace = reinterpret_cast<float*>(wsb->data());
+  }
+  pk.kernel->run(p, a, budget.pool);
+  return true;
+}
+
+// Gemm(A, B[, C]) of float matrices, neither transposed, on the matrix kernels (B computed at
+// run time). false: not this form (the interpreter runs it).
 bool gemm_on_kernels(const ir::Node& n, const std::vector<interp::TensorRef>& in, const interp::TensorRef& y,
                      pthreadpool_t pool) {
   using ir::DType;
@@ -77,6 +137,13 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
   if (args.size() != sub.inputs.size())
     return Err("the graph takes %zu values, %zu given", sub.inputs.size(), args.size());
   ir::Graph g = sub;  // constants share their bytes
+  const ir::Graph* outer = budget.graph;
+  budget.graph = &sub;
+  struct Restore {
+    Budget& b;
+    const ir::Graph* g;
+    ~Restore() { b.graph = g; }
+  } restore{budget, outer};
   for (std::size_t k = 0; k < args.size(); ++k) {
     ir::Tensor& t = g.t(g.inputs[k]);
     t.dtype = args[k].dtype;
@@ -155,7 +222,8 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       bufs.push_back(budget.buffer(t.bytes()));
       outs.push_back({t.dtype, t.shape, bufs.back()->data()});
     }
-    if (outs.size() == 1 && gemm_on_kernels(n, ins, outs[0], budget.pool)) {
+    if (outs.size() == 1 && (gemm_on_conv(sub.nodes[static_cast<std::size_t>(&n - g.nodes.data())], n, ins, outs[0], budget) ||
+                             gemm_on_kernels(n, ins, outs[0], budget.pool))) {
       g.t(n.outputs[0]).data = bufs[0];
       continue;
     }
@@ -177,7 +245,7 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
 
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,
                 std::size_t max_bytes, pthreadpool_t pool, TailMemory* memory) {
-  Budget budget{max_bytes, pool, memory, {}};
+  Budget budget{max_bytes, pool, memory, &tail, {}};
   std::vector<Value> args;
   for (const interp::TensorRef& r : inputs) {
     Value v{r.dtype, r.shape, nullptr};

@@ -8,9 +8,11 @@
 
 #include <pthreadpool.h>
 
+#include "base/aligned_vector.h"
 #include "base/status.h"
 #include "interp/eval.h"
 #include "ir/graph.h"
+#include "kernels/conv/conv.h"
 #include "runtime/host_tensor.h"
 
 namespace systolic::runtime {
@@ -23,9 +25,17 @@ namespace systolic::runtime {
 // 4 KiB on first touch, most of Faster R-CNN's tail when every run allocated anew.
 struct TailMemory {
   std::multimap<std::size_t, std::shared_ptr<AlignedBytes>> free;  // by size
+  // A tail Gemm's constant weights packed for a conv kernel, once per session (by node).
+  struct PackedGemm {
+    const kernels::ConvKernel* kernel = nullptr;  // null: none took it (the Gemm runs elsewhere)
+    AlignedVector<float> weights;
+  };
+  std::map<const ir::Node*, PackedGemm> gemms;
 };
 
-// Float Gemms without transposes run on the matrix kernels (on `pool`, which may be null).
+// Float Gemms run on the conv kernels where their weights are constant (fully connected
+// layers: a 1x1 conv over M pixels), else on the matrix kernels where nothing is transposed
+// (on `pool`, which may be null).
 // With `memory`, tensors reuse its buffers (which may be larger than they need) and leave
 // theirs there.
 Status run_tail(const ir::Graph& tail, const std::vector<interp::TensorRef>& inputs, std::vector<HostTensor>* outputs,

@@ -95,6 +95,47 @@ TEST(DynamicTail, StaysWithinItsMemoryBudget) {
   EXPECT_NE(st.message().find("memory the dynamic tail may use"), std::string::npos) << st.message();
 }
 
+// rows = feat[NonZero(mask)]; y = Gemm(rows, W, bias): a fully connected layer over a number
+// of rows known at run time, as detectors' box heads are.
+TEST(DynamicTail, GemmOverDataDependentRowsMatchesTheReference) {
+  for (bool trans_b : {true, false}) {
+    GraphBuilder b;
+    const int feat = b.input("feat", {6, 64});
+    const int mask = b.input("mask", {6});
+    const int w = b.weights("w", trans_b ? ir::Shape{32, 64} : ir::Shape{64, 32});
+    const int bias = b.weights("bias", {32});
+    const int nz = b.node(ir::Op::NonZero, {mask})[0];
+    const int idx = b.node(ir::Op::Squeeze, {nz, b.g.add_const_i64("axes", {1}, {0})})[0];
+    const int rows = b.node(ir::Op::Gather, {feat, idx})[0];
+    const int y = b.node(ir::Op::Gemm, {rows, w, bias})[0];
+    b.last().set_i("transB", trans_b);
+    b.output(y);
+    auto p = plan::compile(b.g, {});
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    ASSERT_TRUE((*p)->tail);
+    auto s = runtime::Session::create(*p);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    runtime::HostTensor f = random_input((*p)->graph.t((*p)->graph.inputs[0]), 3);
+    for (int run = 0; run < 2; ++run) {  // the second run reuses the packed weights and buffers
+      runtime::HostTensor m = runtime::HostTensor::zeros(ir::DType::f32, {6});
+      std::vector<int> picked = run == 0 ? std::vector<int>{0, 2, 3, 5} : std::vector<int>{1, 4};
+      for (int i : picked) m.as<float>()[i] = 1.f;
+      std::vector<runtime::HostTensor> outs;
+      Status st = (*s)->run({{"feat", f}, {"mask", m}}, &outs);
+      ASSERT_TRUE(st.ok()) << st.message();
+      ASSERT_EQ(outs[0].shape, (ir::Shape{static_cast<int64_t>(picked.size()), 32}));
+      const float* W = b.g.t(w).as<float>();
+      for (std::size_t r = 0; r < picked.size(); ++r)
+        for (int j = 0; j < 32; ++j) {
+          double want = b.g.t(bias).as<float>()[j];
+          for (int k = 0; k < 64; ++k)
+            want += double(f.as<float>()[picked[r] * 64 + k]) * (trans_b ? W[j * 64 + k] : W[k * 32 + j]);
+          EXPECT_NEAR(outs[0].as<float>()[r * 32 + j], want, 1e-4 * (1 + std::abs(want))) << r << "," << j;
+        }
+    }
+  }
+}
+
 TEST(DynamicTail, ModelWithoutDynamicNodesHasNoTail) {
   GraphBuilder b;
   const int x = b.input("x", {1, 3, 4, 4});
