@@ -96,5 +96,18 @@ TEST(NonMaxSuppression, IndexedSelectionEqualsThePlainOne) {
   }
 }
 
+TEST(NonMaxSuppression, NoBoxesSelectNothing) {
+  ir::Node n;
+  n.op = ir::Op::NonMaxSuppression;
+  n.name = "nms";
+  int64_t mo = 10;
+  for (ir::Shape scores : {ir::Shape{1, 3, 0}, ir::Shape{1, 0, 0}}) {
+    std::vector<TensorRef> in = {{ir::DType::f32, {1, 0, 4}, nullptr}, {ir::DType::f32, scores, nullptr}, {ir::DType::i64, {1}, &mo}};
+    std::vector<int64_t> got = {1, 2, 3};
+    ASSERT_TRUE(nms_select(n, in, &got).ok());
+    EXPECT_TRUE(got.empty());
+  }
+}
+
 }  // namespace
 }  // namespace systolic::interp

@@ -1036,7 +1036,7 @@ Status nms_run(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<
   const bool center = n.i("center_point_box", 0) != 0;
   const std::vector<double> bx = read_doubles(boxes), sc = read_doubles(scores);
   sel->clear();
-  if (max_out <= 0) return Status::Ok();
+  if (max_out <= 0 || NB == 0 || NC == 0) return Status::Ok();  // nothing to select
   // Corners (y1, x1, y2, x2) with y1 <= y2, x1 <= x2.
   auto corners = [&](int64_t b, int64_t i, double* c) {
     const double* v = &bx[(b * NB + i) * 4];
