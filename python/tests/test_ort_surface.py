@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import systolic as ort
-from conftest import BUILD, max_rel_error, ort_outputs
+from conftest import BUILD, ROOT, SYSTOLIC, max_rel_error, ort_outputs
 
 
 @pytest.mark.parametrize("name,batch", [("resnet18", 1), ("mobilenet_v2", 2)])
@@ -176,3 +176,19 @@ def test_ort_script_runs_unchanged(zoo, tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["input", "logits", "(1,", "1000)", "(1,", "5)", "InvalidArgument"]
+
+
+def test_outputs_shaped_by_the_run(tmp_path):
+    """NonZero and NonMaxSuppression (inside an If) decide how many rows the output has: the
+    spec names the dim, run() returns the rows of this input, as the CLI's run gives them."""
+    path = os.path.join(ROOT, "fuzz", "corpus", "onnx_compile", "dynamic_tail_if.onnx")
+    s = ort.InferenceSession(path)
+    assert s.get_outputs()[0].shape == ["K", 4]
+    x = np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    (out,) = s.run(None, {"x": x})
+    np.save(tmp_path / "x.npy", x)
+    subprocess.run([SYSTOLIC, "run", path, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", str(tmp_path)],
+                   check=True, capture_output=True)
+    want = np.load(tmp_path / "out.npy")
+    assert out.shape == want.shape and out.shape[0] > 0 and out.shape[1] == 4
+    np.testing.assert_array_equal(out, want)
