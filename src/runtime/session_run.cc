@@ -11,6 +11,7 @@ namespace systolic::runtime {
 Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
   std::vector<char> given(g.inputs.size(), 0);
+  std::vector<const void*> in_ptrs(g.inputs.size(), nullptr);
   for (const auto& [name, t] : inputs) {
     std::size_t k = 0;
     while (k < g.inputs.size() && g.t(g.inputs[k]).name != name) ++k;
@@ -26,29 +27,12 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
                  ir::shape_str(info.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
     if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
                                                   t.data.size(), want.bytes());
-    if (want.arena_offset >= 0 && !t.data.empty()) std::memcpy(arena_ + want.arena_offset, t.data.data(), t.data.size());
+    in_ptrs[k] = t.data.data();
     given[k] = 1;
   }
-  std::vector<const void*> in_ptrs(g.inputs.size(), nullptr);
-  for (const auto& [name, t] : inputs)
-    for (std::size_t k = 0; k < g.inputs.size(); ++k)
-      if (g.t(g.inputs[k]).name == name) in_ptrs[k] = t.data.data();
   for (std::size_t k = 0; k < g.inputs.size(); ++k)
     if (!given[k]) return Err("input '%s' was not given", g.t(g.inputs[k]).name.c_str());
-  SYSTOLIC_RETURN_IF_ERROR(execute());
-  if (program_->tail) return timed_tail(in_ptrs, outputs);
-  outputs->resize(g.outputs.size());
-  for (std::size_t k = 0; k < g.outputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.outputs[k]);
-    HostTensor& o = (*outputs)[k];
-    o.dtype = t.dtype;
-    o.shape = t.shape;
-    o.data.resize(t.bytes());
-    if (o.data.empty()) continue;
-    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    std::memcpy(o.data.data(), src, o.data.size());
-  }
-  return Status::Ok();
+  return run_dynamic(in_ptrs, outputs);
 }
 
 Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
