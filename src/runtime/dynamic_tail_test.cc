@@ -136,6 +136,43 @@ TEST(DynamicTail, GemmOverDataDependentRowsMatchesTheReference) {
   }
 }
 
+// RoiAlign over rois picked at run time: split across two threads, it gives what one thread
+// gives, bit for bit.
+TEST(DynamicTail, RoiAlignSplitAcrossThreadsEqualsOneThread) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 4, 8, 8});
+  const int boxes = b.input("boxes", {7, 4});
+  const int mask = b.input("mask", {7});
+  const int nz = b.node(ir::Op::NonZero, {mask})[0];
+  const int idx = b.node(ir::Op::Squeeze, {nz, b.g.add_const_i64("axes", {1}, {0})})[0];
+  const int rois = b.node(ir::Op::Gather, {boxes, idx})[0];
+  const int which = b.node(ir::Op::Gather, {b.g.add_const_i64("image", {7}, {0, 1, 0, 1, 1, 0, 1}), idx})[0];
+  b.output(b.node(ir::Op::RoiAlign, {x, rois, which})[0]);
+  b.last().set_i("output_height", 3);
+  b.last().set_i("output_width", 3);
+  auto p = plan::compile(b.g, {});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  runtime::HostTensor xs = random_input((*p)->graph.t((*p)->graph.inputs[0]), 5);
+  runtime::HostTensor bx = runtime::HostTensor::zeros(ir::DType::f32, {7, 4});
+  for (int i = 0; i < 7; ++i) {
+    float* r = bx.as<float>() + i * 4;
+    r[0] = 0.5f * i, r[1] = 0.3f * i, r[2] = r[0] + 3.f + i % 3, r[3] = r[1] + 2.f + i % 2;
+  }
+  runtime::HostTensor m = runtime::HostTensor::zeros(ir::DType::f32, {7});
+  for (int i : {0, 1, 3, 4, 6}) m.as<float>()[i] = 1.f;
+  std::vector<std::vector<runtime::HostTensor>> outs(2);
+  for (int threads : {1, 2}) {
+    runtime::SessionOptions so;
+    so.threads = threads;
+    auto s = runtime::Session::create(*p, so);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    Status st = (*s)->run({{"x", xs}, {"boxes", bx}, {"mask", m}}, &outs[threads - 1]);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+  ASSERT_EQ(outs[1][0].shape, (ir::Shape{5, 4, 3, 3}));
+  EXPECT_EQ(outs[0][0].data, outs[1][0].data);
+}
+
 TEST(DynamicTail, ModelWithoutDynamicNodesHasNoTail) {
   GraphBuilder b;
   const int x = b.input("x", {1, 3, 4, 4});
