@@ -13,7 +13,6 @@
 namespace systolic::runtime {
 namespace {
 
-
 struct Value {
   ir::DType dtype = ir::DType::undefined;
   ir::Shape shape;
@@ -200,6 +199,10 @@ Status run_graph(const ir::Graph& sub, const std::vector<Value>& args, int depth
       if (depth >= 16) return Err("If %s: branches nested too deep", n.name.c_str());
       std::vector<Value> in, out;
       for (std::size_t i = 1; i < n.inputs.size(); ++i) {
+        if (n.inputs[i] < 0) {  // a malformed plan's: the branch fails if it reads it
+          in.push_back({});
+          continue;
+        }
         const ir::Tensor& t = g.t(n.inputs[i]);
         in.push_back({t.dtype, t.shape, t.data});
       }
