@@ -279,6 +279,9 @@ TEST(Bf16Conv, AcceptsSaysWhyNot) {
   ConvParams img = p;
   img.src_u8 = 1;
   EXPECT_FALSE(k->accepts(img, cpu, &why));
+  const ConvParams dw = make({.ic = 32, .ih = 8, .iw = 8, .oc = 32, .kh = 3, .kw = 3, .groups = 32});
+  EXPECT_FALSE(k->accepts(dw, cpu, &why));
+  EXPECT_NE(why.find("depthwise"), std::string::npos) << why;
   // Dispatch never returns the reference to a plan by accident: it is marked.
   std::string log;
   const ConvKernel* chosen = bconv_select(p, CpuFeatures{}, &log);
