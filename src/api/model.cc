@@ -103,10 +103,8 @@ Expected<std::shared_ptr<Model>> wrap_program(std::shared_ptr<const plan::Progra
   const ir::Graph& g = program->graph;
   for (int id : g.inputs) impl->inputs.push_back(input_spec(g.t(id)));
   const ir::Graph& og = plan::output_graph(*program);
-  for (int id : og.outputs) {
-    const ir::Tensor& t = og.t(id);
-    impl->outputs.push_back({t.name, static_cast<DType>(t.dtype), t.dynamic && t.shape.empty() ? ir::Shape{-1} : t.shape});
-  }
+  for (int id : og.outputs)
+    impl->outputs.push_back({og.t(id).name, static_cast<DType>(og.t(id).dtype), plan::output_spec_shape(og.t(id))});
   impl->threads = opts.threads > 0 ? opts.threads : std::max(1, host_cpu().cores);
   impl->instances = opts.instances > 0 ? opts.instances : 1;
   const ir::ImagePreprocess& pp = program->preprocess;

@@ -44,6 +44,9 @@ struct Program {
 
 // The model's outputs: the tail's where the program has one.
 inline const ir::Graph& output_graph(const Program& p) { return p.tail ? *p.tail : p.graph; }
+// An output's shape as its spec gives it: a dynamic one's as the model declares it, -1 where a
+// dim is known only at run time ({-1} when the model declares nothing).
+inline ir::Shape output_spec_shape(const ir::Tensor& t) { return t.dynamic && t.shape.empty() ? ir::Shape{-1} : t.shape; }
 // Names of the tail's nodes, for `compile` to list ("" when there is no tail).
 std::string dynamic_summary(const Program& p);
 

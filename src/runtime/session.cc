@@ -340,13 +340,18 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   }
   // An image input is given as stored (NHWC); every other input in its logical shape.
   for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, physical(g.t(id))});
-  // The model's outputs: a dynamic one gives its shape as the model declares it, -1 where a
-  // dim is known only at run time.
+  if (program->tail)
+    for (int id : program->tail->inputs) {
+      const std::string& name = program->tail->t(id).name;
+      bool found = false;
+      for (std::size_t k = 0; k < g.inputs.size() && !found; ++k)
+        if (g.t(g.inputs[k]).name == name) s->tail_sources_.push_back({true, k}), found = true;
+      for (std::size_t k = 0; k < g.outputs.size() && !found; ++k)
+        if (g.t(g.outputs[k]).name == name) s->tail_sources_.push_back({false, k}), found = true;
+      if (!found) return Err("plan is inconsistent: the dynamic tail reads %s, which nothing gives", name.c_str());
+    }
   const ir::Graph& og = plan::output_graph(*program);
-  for (int id : og.outputs) {
-    const ir::Tensor& t = og.t(id);
-    s->outputs_.push_back({t.name, t.dtype, t.dynamic && t.shape.empty() ? ir::Shape{-1} : t.shape});
-  }
+  for (int id : og.outputs) s->outputs_.push_back({og.t(id).name, og.t(id).dtype, plan::output_spec_shape(og.t(id))});
   return s;
 }
 

@@ -104,6 +104,8 @@ class Session {
  private:
   Session() = default;
   Status execute();  // runs every step on the arena (inputs already copied in)
+  // Copies the inputs into the arena; `who` names the caller in errors.
+  Status load_inputs(const std::vector<const void*>& inputs, const char* who);
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),
   // the rest from the static outputs.
   Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
@@ -112,6 +114,9 @@ class Session {
   ThreadPool pool_;
   int threads_ = 1;
   std::size_t tail_max_bytes_ = 0;
+  // Where each tail input comes from, resolved by name once: (true, k) the k-th model input,
+  // (false, k) the k-th static output.
+  std::vector<std::pair<bool, std::size_t>> tail_sources_;
   double tail_ms_ = 0;  // the dynamic tail's time while profiling, as profile()'s last row
   int64_t tail_runs_ = 0;
   std::unique_ptr<TailMemory> tail_memory_ = std::make_unique<TailMemory>();  // the tail's buffers between runs

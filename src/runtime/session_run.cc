@@ -37,34 +37,22 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
 
 Status Session::run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
-  const ir::Graph& tail = *program_->tail;
   std::vector<interp::TensorRef> refs;
-  for (int id : tail.inputs) {
-    const std::string& name = tail.t(id).name;
-    const void* data = nullptr;
-    const ir::Tensor* t = nullptr;
-    for (std::size_t k = 0; k < g.inputs.size() && !t; ++k)
-      if (g.t(g.inputs[k]).name == name) t = &g.t(g.inputs[k]), data = inputs[k];
-    for (std::size_t k = 0; k < g.outputs.size() && !t; ++k)
-      if (g.t(g.outputs[k]).name == name) {
-        t = &g.t(g.outputs[k]);
-        data = t->is_const() ? static_cast<const void*>(t->data->data()) : arena_ + t->arena_offset;
-      }
-    if (!t) return Err("plan is inconsistent: the dynamic tail reads %s, which nothing gives", name.c_str());
-    refs.push_back({t->dtype, t->shape, const_cast<void*>(data)});
+  for (const auto& [from_input, k] : tail_sources_) {
+    const ir::Tensor& t = g.t(from_input ? g.inputs[k] : g.outputs[k]);
+    const void* data = from_input ? inputs[k]
+                       : t.is_const() ? static_cast<const void*>(t.data->data())
+                                      : arena_ + t.arena_offset;
+    refs.push_back({t.dtype, t.shape, const_cast<void*>(data)});
   }
-  return runtime::run_tail(tail, refs, outputs, tail_max_bytes_, pool_.get(), tail_memory_.get());
+  return runtime::run_tail(*program_->tail, refs, outputs, tail_max_bytes_, pool_.get(), tail_memory_.get());
 }
 
 Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
   const ir::Graph& g = program_->graph;
   if (inputs.size() != g.inputs.size())
     return Err("run: the model has %zu inputs; got %zu buffers", g.inputs.size(), inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.inputs[k]);
-    if (!inputs[k] && t.bytes() > 0) return Err("run: input '%s' is a null buffer", t.name.c_str());
-    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
-  }
+  SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run"));
   SYSTOLIC_RETURN_IF_ERROR(execute());
   if (program_->tail) return timed_tail(inputs, outputs);
   outputs->resize(g.outputs.size());
@@ -77,6 +65,16 @@ Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<
     if (o.data.empty()) continue;
     const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
     std::memcpy(o.data.data(), src, o.data.size());
+  }
+  return Status::Ok();
+}
+
+Status Session::load_inputs(const std::vector<const void*>& inputs, const char* who) {
+  const ir::Graph& g = program_->graph;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.inputs[k]);
+    if (!inputs[k] && t.bytes() > 0) return Err("%s: input '%s' is a null buffer", who, t.name.c_str());
+    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
   }
   return Status::Ok();
 }
@@ -117,11 +115,7 @@ Status Session::run_into(const std::vector<const void*>& inputs, const std::vect
     }
     return Status::Ok();
   }
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.inputs[k]);
-    if (!inputs[k] && t.bytes() > 0) return Err("run_into: input '%s' is a null buffer", t.name.c_str());
-    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
-  }
+  SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run_into"));
   for (std::size_t k = 0; k < outputs.size(); ++k)
     if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
       return Err("run_into: output '%s' is a null buffer", g.t(g.outputs[k]).name.c_str());
