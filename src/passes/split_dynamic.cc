@@ -41,12 +41,48 @@ bool dynamic_node(const ir::Graph& g, const ir::Node& n) {
   return false;
 }
 
-void mark_dynamic(ir::Graph& g, const ir::Node& n) {
-  for (int o : n.outputs)
-    if (o >= 0) {
-      g.t(o).dynamic = true;
-      g.t(o).shape_known = false;
+// The element type of a dynamic node's output i, known before any run (the shape is not):
+// what a served model's metadata and a Python session's get_outputs() report.
+ir::DType dynamic_dtype(const ir::Graph& g, const ir::Node& n, std::size_t i) {
+  using ir::DType;
+  using ir::Op;
+  auto in = [&](std::size_t k) { return k < n.inputs.size() && n.inputs[k] >= 0 ? g.t(n.inputs[k]).dtype : DType::undefined; };
+  switch (n.op) {
+    case Op::NonZero: case Op::NonMaxSuppression: case Op::Shape: case Op::Size: case Op::ArgMax: case Op::ArgMin:
+      return DType::i64;
+    case Op::TopK: case Op::Unique: return i == 0 ? in(0) : DType::i64;
+    case Op::Equal: case Op::Less: case Op::Greater: case Op::LessOrEqual: case Op::GreaterOrEqual: case Op::Not:
+    case Op::And: case Op::Or: case Op::Xor: case Op::IsNaN: case Op::IsInf:
+      return DType::boolean;
+    case Op::Cast: return static_cast<DType>(n.i("to", 1));
+    case Op::CastLike: return in(1);
+    case Op::Where: return in(1);
+    case Op::ConstantOfShape: {
+      auto it = n.attrs.find("value");
+      return it != n.attrs.end() && it->second.tensor_v ? it->second.tensor_v->dtype : DType::f32;
     }
+    case Op::If: {
+      auto it = n.attrs.find("then_branch");
+      if (it == n.attrs.end() || !it->second.graph_v || i >= it->second.graph_v->outputs.size()) return DType::undefined;
+      const ir::Graph& b = *it->second.graph_v;
+      return b.t(b.outputs[i]).dtype;
+    }
+    default:
+      for (std::size_t k = 0; k < n.inputs.size(); ++k)
+        if (in(k) != DType::undefined) return in(k);
+      return DType::undefined;
+  }
+}
+
+void mark_dynamic(ir::Graph& g, const ir::Node& n) {
+  for (std::size_t i = 0; i < n.outputs.size(); ++i) {
+    const int o = n.outputs[i];
+    if (o < 0) continue;
+    ir::Tensor& t = g.t(o);
+    t.dynamic = true;
+    t.shape_known = false;
+    if (t.dtype == ir::DType::undefined) t.dtype = dynamic_dtype(g, n, i);
+  }
 }
 
 Status split_dynamic(ir::Graph& g, PassContext& ctx) {

@@ -1,6 +1,7 @@
 // Validating a request against the model before it may queue: names, types, shapes, sizes,
 // requested outputs, and JPEG/PNG items decoded into the image input. Nothing that fails here
 // reaches a batch.
+#include <algorithm>
 #include <cstring>
 
 #include "serve/model_runner.h"
@@ -112,6 +113,10 @@ std::optional<Error> ModelRunner::admit(InferRequest& req, Pending* p) const {
     if (o.classification < 0) return invalid("output '" + o.name + "': classification must be positive");
     if (o.classification > 0 && out_meta_[k].datatype != "FP32")
       return invalid("output '" + o.name + "': classification needs an FP32 output, not " + out_meta_[k].datatype);
+    if (o.classification > 0 && run_shaped_ &&
+        std::count(out_meta_[k].shape.begin(), out_meta_[k].shape.end(), int64_t{-1}) > 0)
+      return invalid("output '" + o.name + "': classification needs an output of fixed shape, and this one is "
+                     "shaped by each run");
     p->outputs.push_back(static_cast<int>(k));
     p->classification.push_back(o.classification);
     p->binary.push_back(o.binary);

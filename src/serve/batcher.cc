@@ -123,6 +123,10 @@ void ModelRunner::worker_loop(Worker* w) {
 }
 
 void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
+  if (run_shaped_) {
+    for (Pending& p : batch) execute_run_shaped(w, p);
+    return;
+  }
   const auto start = Clock::now();
   int64_t total = 0;
   for (const Pending& p : batch) total += p.rows;
@@ -188,7 +192,41 @@ void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
   }
 }
 
-void ModelRunner::respond(Pending& p, std::vector<std::string>& outs) {
+// One request of a model whose outputs are shaped by the run (never merged): the allocating
+// run, each output answered with the shape this run gave it.
+void ModelRunner::execute_run_shaped(Worker* w, Pending& p) {
+  const auto start = Clock::now();
+  const std::vector<TensorSpec>& specs = w->sessions[0]->inputs();
+  std::vector<std::pair<std::string, Tensor>> named;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    const auto* b = reinterpret_cast<const uint8_t*>(p.inputs[k].data());
+    named.emplace_back(specs[k].name, Tensor{specs[k].dtype, specs[k].shape, std::vector<uint8_t>(b, b + p.inputs[k].size())});
+  }
+  auto res = w->sessions[0]->run(named);
+  metrics_.exec_count.fetch_add(1);
+  const double compute_us = us_between(start, Clock::now());
+  metrics_.queue_us.fetch_add(static_cast<uint64_t>(us_between(p.admitted, start)));
+  metrics_.queue_hist.observe(us_between(p.admitted, start));
+  metrics_.compute_us.fetch_add(static_cast<uint64_t>(compute_us));
+  metrics_.compute_hist.observe(compute_us);
+  if (!res.ok()) {
+    metrics_.failure_internal.fetch_add(1);
+    p.done(Error{Code::internal, "model " + name_ + ": " + res.status().message()});
+    metrics_.pending.fetch_sub(1);
+    return;
+  }
+  metrics_.inference_count.fetch_add(1);
+  std::vector<std::string> outs;
+  std::vector<TensorMeta> got;
+  for (std::size_t k = 0; k < res->size(); ++k) {
+    Tensor& t = (*res)[k];
+    outs.emplace_back(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+    got.push_back({out_meta_[k].name, kserve_datatype(t.dtype), std::move(t.shape)});
+  }
+  respond(p, outs, &got);
+}
+
+void ModelRunner::respond(Pending& p, std::vector<std::string>& outs, const std::vector<TensorMeta>* run) {
   InferResponse r;
   r.model = name_;
   r.version = version_;
@@ -197,7 +235,8 @@ void ModelRunner::respond(Pending& p, std::vector<std::string>& outs) {
     const std::size_t k = static_cast<std::size_t>(p.outputs[j]);
     WireTensor t;
     t.name = out_meta_[k].name;
-    t.shape = out_meta_[k].shape;
+    const TensorMeta& meta = run ? (*run)[k] : out_meta_[k];
+    t.shape = meta.shape;
     if (batched_ && !t.shape.empty()) t.shape[0] = p.rows;
     const int64_t K = p.classification[j];
     if (K > 0) {
@@ -226,7 +265,7 @@ void ModelRunner::respond(Pending& p, std::vector<std::string>& outs) {
         }
       }
     } else {
-      t.datatype = out_meta_[k].datatype;
+      t.datatype = meta.datatype;
       t.data = (j + 1 < p.outputs.size() &&
                 std::find(p.outputs.begin() + static_cast<std::ptrdiff_t>(j) + 1, p.outputs.end(), p.outputs[j]) !=
                     p.outputs.end())

@@ -78,16 +78,19 @@ Status ModelRunner::start_worker(Worker* w, int compute_nice) {
     std::vector<const void*> ip;
     std::vector<void*> op;
     for (const TensorSpec& t : (*sess)->inputs()) in.emplace_back(t.bytes(), 0);
-    for (const TensorSpec& t : (*sess)->outputs()) {
-      // Batches are scattered back by fixed output rows.
-      if (t.elements() < 0)
-        return Err("output %s is shaped by each run (a dynamic tail, such as detections): serving needs fixed output "
-                   "shapes", t.name.c_str());
-      out.emplace_back(t.bytes(), 0);
-    }
     for (auto& b : in) ip.push_back(b.data());
-    for (auto& b : out) op.push_back(b.data());
-    SYSTOLIC_RETURN_IF_ERROR((*sess)->run(ip, op));
+    if (run_shaped_) {
+      // Outputs shaped by the run have no fixed buffers: the allocating run, on zeros.
+      std::vector<std::pair<std::string, Tensor>> named;
+      for (const TensorSpec& t : (*sess)->inputs())
+        named.emplace_back(t.name, Tensor{t.dtype, t.shape, std::vector<uint8_t>(t.bytes(), 0)});
+      auto warm = (*sess)->run(named);
+      if (!warm.ok()) return warm.status();
+    } else {
+      for (const TensorSpec& t : (*sess)->outputs()) out.emplace_back(t.bytes(), 0);
+      for (auto& b : out) op.push_back(b.data());
+      SYSTOLIC_RETURN_IF_ERROR((*sess)->run(ip, op));
+    }
     w->sessions.push_back(std::move(*sess));
     w->in.push_back(std::move(in));
     w->out.push_back(std::move(out));
@@ -121,7 +124,23 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
   s.precision = top->precision();
   s.threads = top->threads();
   s.instances = std::max(1, top->instances());
-  if (!top->report().compiled) {
+  for (const TensorSpec& t : top->outputs()) r->run_shaped_ = r->run_shaped_ || t.elements() < 0;
+  if (r->run_shaped_) {
+    // Detections and the like: each request's outputs have their own shape, so requests are
+    // not merged (a merged run's outputs could not be split between them).
+    if (s.max_batch_size > 0)
+      r->notes_.push_back("outputs shaped by each run (such as detections): requests run one at a time, "
+                          "max_batch_size " + std::to_string(s.max_batch_size) + " ignored");
+    r->batched_ = false;
+    s.max_batch_size = 0;
+    if (top->report().compiled && top->batch() != 1) {  // the batch max_batch_size asked for
+      o.batch = 1;
+      o.use_tuned = false;
+      auto one = Model::open(src.path, o);
+      if (one.ok()) top = *one;
+    }
+    r->ladder_.push_back(top);
+  } else if (!top->report().compiled) {
     // A plan's batch is fixed: smaller merged batches are padded up to it.
     if (s.max_batch_size > 0 && s.max_batch_size != top->batch())
       return Err("model %s: %s was compiled for batch %lld, but config.json asks max_batch_size %lld; recompile it "
@@ -179,7 +198,7 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
     TensorMeta meta{t.name, kserve_datatype(t.dtype), t.shape};
     if (r->batched_ && !meta.shape.empty()) meta.shape[0] = -1;
     r->out_meta_.push_back(meta);
-    r->out_row_.push_back(r->batched_ ? t.bytes() / static_cast<std::size_t>(b0) : t.bytes());
+    r->out_row_.push_back(r->batched_ ? t.bytes() / static_cast<std::size_t>(b0) : t.bytes());  // 0: run-shaped
   }
   for (const auto& meta : r->in_meta_)
     if (meta.datatype.empty() || meta.datatype == "BYTES")

@@ -74,13 +74,17 @@ class ModelRunner {
   Status start_worker(Worker* w, int compute_nice);
   void worker_loop(Worker* w);
   void execute(Worker* w, std::vector<Pending>& batch);
-  void respond(Pending& p, std::vector<std::string>& outs);
+  void execute_run_shaped(Worker* w, Pending& p);
+  // `run`: each output's shape and element type as the run gave them (run-shaped models), else
+  // null: the metadata's.
+  void respond(Pending& p, std::vector<std::string>& outs, const std::vector<TensorMeta>* run = nullptr);
 
   std::string name_, version_, platform_;
   ModelSettings settings_;
   std::vector<std::shared_ptr<Model>> ladder_;  // ascending batch sizes
   bool batched_ = true;   // false: the model's batch is fixed; requests carry exactly it
   bool pad_ = false;      // a .plan of batch B > 1: smaller batches are padded
+  bool run_shaped_ = false;  // an output's shape comes from each run (implies !batched_)
   std::vector<TensorMeta> in_meta_, out_meta_;
   std::vector<std::size_t> in_row_, out_row_;  // bytes of one row
   std::vector<std::string> labels_;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -390,6 +391,84 @@ TEST(ServeServer, APlanServesSmallerBatchesPadded) {
   auto bad = Server::create(o);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("compiled for batch 2"), std::string::npos) << bad.status().message();
+}
+
+// Outputs shaped by each run (NonZero here, detections in practice): requests are served one at
+// a time and every response carries the shape its own run gave, for ONNX files and plans alike.
+TEST(ServeServer, RunShapedOutputsAnswerWithEachRunsShape) {
+  const std::string onnx = write_file(testing::scratch_dir("serve") + "/tiny_nonzero.onnx", testing::tiny_nonzero_onnx());
+  auto m = Model::open(onnx, ModelOptions{});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::string plan = testing::scratch_dir("serve") + "/tiny_nonzero.plan";
+  ASSERT_TRUE((*m)->save(plan).ok());
+  for (const std::string& path : {onnx, plan}) {
+    ServerOptions o;
+    o.models = {{"tiny", path}};
+    o.use_tuned = false;
+    o.defaults.threads = 1;
+    if (path == onnx) o.defaults.max_batch_size = 4;  // cannot apply: noted, and requests run alone
+    auto s = Server::create(o);
+    ASSERT_TRUE(s.ok()) << path << ": " << s.status().message();
+    bool noted = false;
+    for (const std::string& n : (*s)->load_notes()) noted = noted || n.find("one at a time") != std::string::npos;
+    EXPECT_EQ(noted, path == onnx) << path;
+    const auto md = std::get<ModelMetadata>((*s)->model_metadata("tiny", ""));
+    ASSERT_EQ(md.outputs.size(), 3u);
+    EXPECT_EQ(md.inputs[0].shape, (std::vector<int64_t>{1, 3, 8, 8}));
+    EXPECT_EQ(md.outputs[1].datatype, "INT64");  // known before any run; the shape is not
+    EXPECT_EQ(md.outputs[1].shape, (std::vector<int64_t>{-1}));
+    EXPECT_NE(std::get<std::string>((*s)->model_config_json("tiny", "")).find("\"max_batch_size\":0"), std::string::npos);
+    std::set<std::size_t> counts;
+    for (uint32_t seed : {1u, 2u, 3u}) {
+      std::mt19937 rng(seed);
+      std::normal_distribution<float> dist;
+      std::vector<float> x(3 * 8 * 8);
+      for (float& v : x) v = dist(rng);
+      InferRequest req;
+      req.model = "tiny";
+      WireTensor t;
+      t.name = "input";
+      t.datatype = "FP32";
+      t.shape = {1, 3, 8, 8};
+      t.data.assign(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+      req.inputs.push_back(t);
+      Result r = infer_sync(**s, req);
+      ASSERT_TRUE(std::holds_alternative<InferResponse>(r)) << std::get<Error>(r).message;
+      const auto& outs = std::get<InferResponse>(r).outputs;
+      ASSERT_EQ(outs.size(), 3u);
+      const auto& relu = outs[0];
+      const auto& nz = outs[1];
+      ASSERT_EQ(relu.shape, (std::vector<int64_t>{1, 4, 8, 8}));
+      EXPECT_EQ(nz.datatype, "INT64");
+      // One column per positive value of the relu, in row-major order.
+      std::vector<int64_t> want;
+      const float* y = reinterpret_cast<const float*>(relu.data.data());
+      for (int64_t i = 0; i < 4 * 64; ++i)
+        if (y[i] != 0.f) want.push_back(i);
+      const int64_t n = static_cast<int64_t>(want.size());
+      ASSERT_EQ(nz.shape, (std::vector<int64_t>{4, n}));
+      ASSERT_EQ(nz.data.size(), static_cast<std::size_t>(4 * n) * sizeof(int64_t));
+      const int64_t* idx = reinterpret_cast<const int64_t*>(nz.data.data());
+      for (int64_t c = 0; c < n; ++c)
+        EXPECT_EQ(((idx[c] * 4 + idx[n + c]) * 8 + idx[2 * n + c]) * 8 + idx[3 * n + c], want[c]) << c;
+      const auto& pos = outs[2];
+      ASSERT_EQ(pos.shape, (std::vector<int64_t>{n}));
+      ASSERT_EQ(pos.datatype, "FP32");
+      for (int64_t c = 0; c < n; ++c) EXPECT_EQ(reinterpret_cast<const float*>(pos.data.data())[c], y[want[c]]) << c;
+      counts.insert(want.size());
+      // Top-K strings need a fixed row length: refused before it queues, naming the output.
+      RequestedOutput ro;
+      ro.name = "pos";
+      ro.classification = 3;
+      req.outputs.push_back(ro);
+      Result bad = infer_sync(**s, req);
+      ASSERT_TRUE(std::holds_alternative<Error>(bad));
+      EXPECT_EQ(std::get<Error>(bad).code, Code::invalid_argument);
+      EXPECT_NE(std::get<Error>(bad).message.find("'pos'"), std::string::npos) << std::get<Error>(bad).message;
+      EXPECT_NE(std::get<Error>(bad).message.find("shaped by each run"), std::string::npos) << std::get<Error>(bad).message;
+    }
+    EXPECT_GT(counts.size(), 1u) << "every input gave the same count: the test would not see a stale shape";
+  }
 }
 
 TEST(ServeServer, RepositoryReloadKeepsServingAndAFailedLoadKeepsTheOldVersion) {

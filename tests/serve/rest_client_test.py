@@ -9,6 +9,9 @@ Talks to a running server with http.client (standard library) and numpy. Environ
   SYSTOLIC_SERVE_IMAGE_MODEL  a model compiled with preprocess imagenet and a labels file
   SYSTOLIC_SERVE_IMAGES       a directory of .jpg files for it (else JPEGs drawn with PIL when
                               installed, and PNGs written here either way)
+  SYSTOLIC_SERVE_NONZERO_MODEL  a model float[1,3,8,8] -> "r" (a relu, [1,4,8,8]), "nz"
+                              (NonZero of it, int64 [4, count]) and "pos" (the values nz points
+                              at, [count]): outputs shaped by each run
 Parts whose variables are missing are skipped.
 """
 import http.client
@@ -32,6 +35,7 @@ IMAGE_MODEL = os.environ.get("SYSTOLIC_SERVE_IMAGE_MODEL")
 INPUT = os.environ.get("SYSTOLIC_SERVE_INPUT")
 EXPECTED = os.environ.get("SYSTOLIC_SERVE_EXPECTED")
 IMAGES = os.environ.get("SYSTOLIC_SERVE_IMAGES")
+NONZERO_MODEL = os.environ.get("SYSTOLIC_SERVE_NONZERO_MODEL")
 
 HOST, PORT = (ADDR.rsplit(":", 1)[0], int(ADDR.rsplit(":", 1)[1])) if ADDR else (None, None)
 HEADER_LENGTH = "Inference-Header-Content-Length"
@@ -538,6 +542,48 @@ class ImageBytes(unittest.TestCase):
         r = self.request([b"not an image at all"])
         self.assertEqual(r.status, 400, r.body[:300])
         self.assertIn("item 0", r.error())
+
+
+@unittest.skipUnless(NONZERO_MODEL, "SYSTOLIC_SERVE_NONZERO_MODEL is not set")
+class RunShapedOutputs(unittest.TestCase):
+    """A model whose output's shape comes from its values (as detections' do): each answer
+    carries its own shape, in JSON and in binary."""
+
+    def test_metadata_and_config(self):
+        md = call("GET", f"/v2/models/{NONZERO_MODEL}").json()
+        nz = [o for o in md["outputs"] if o["name"] == "nz"][0]
+        self.assertEqual(nz["datatype"], "INT64")
+        self.assertIn(-1, nz["shape"])
+        cfg = call("GET", f"/v2/models/{NONZERO_MODEL}/config").json()
+        self.assertEqual(cfg["max_batch_size"], 0)
+
+    def test_each_answer_has_its_runs_shape(self):
+        counts = set()
+        for seed in range(3):
+            x = np.random.default_rng(seed).standard_normal([1, 3, 8, 8]).astype(np.float32)
+            tensor = {"name": "input", "datatype": "FP32", "shape": [1, 3, 8, 8]}
+            for binary in (False, True):
+                header = {"inputs": [dict(tensor, data=x.ravel().tolist())] if not binary else
+                          [dict(tensor, parameters={"binary_data_size": x.nbytes})],
+                          "outputs": [{"name": n, "parameters": {"binary_data": binary}} for n in ("r", "nz", "pos")]}
+                r = infer(NONZERO_MODEL, header, [x.tobytes()] if binary else None)
+                self.assertEqual(r.status, 200, r.body[:300])
+                _, out = outputs_of(r)
+                want = np.stack(np.nonzero(out["r"]))
+                self.assertGreater(want.shape[1], 0)
+                self.assertEqual(out["nz"].dtype, np.int64)
+                np.testing.assert_array_equal(out["nz"], want)
+                np.testing.assert_array_equal(out["pos"], out["r"][out["r"] > 0])
+                counts.add(want.shape[1])
+        self.assertGreater(len(counts), 1, "every input gave the same count: a stale shape would pass")
+
+    def test_classification_is_refused(self):
+        x = np.zeros([1, 3, 8, 8], np.float32)
+        r = infer(NONZERO_MODEL, {"inputs": [{"name": "input", "datatype": "FP32", "shape": [1, 3, 8, 8],
+                                              "data": x.ravel().tolist()}],
+                                  "outputs": [{"name": "pos", "parameters": {"classification": 2}}]})
+        self.assertEqual(r.status, 400, r.body)
+        self.assertIn("shaped by each run", r.error())
 
 
 if __name__ == "__main__":
