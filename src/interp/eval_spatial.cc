@@ -313,6 +313,20 @@ void resize_nearest(const std::vector<AxisTaps>& ax, const TensorRef& x, const T
   }
 }
 
+// y[i] += w * x[i]: the rows of x and y never overlap (x is the pass's input), which the
+// compiler may only vectorize knowing (the interpreter's files build with the cheap vector cost
+// model, CMakeLists.txt). DeepLabV3's final 14x14 -> 224x224 upsample ran 1.3 ms scalar.
+template <typename C>
+void blend_row(C* __restrict y, const C* __restrict x, C w, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += w * x[i];
+}
+
+// The same for two taps at once, in the same order: y = (0 + w0 * x0) + w1 * x1.
+template <typename C>
+void blend2_row(C* __restrict y, const C* __restrict x0, C w0, const C* __restrict x1, C w1, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (C(0) + w0 * x0[i]) + w1 * x1[i];
+}
+
 // Linear/cubic along one dim of a [outer, in_len, inner] tensor.
 template <typename C>
 void resize_pass(const C* x, C* y, int64_t outer, int64_t inner, const AxisTaps& t, C extrap) {
@@ -332,13 +346,14 @@ void resize_pass(const C* x, C* y, int64_t outer, int64_t inner, const AxisTaps&
         C acc = 0;
         for (int k = 0; k < nt; ++k) acc += wo[k] * xb[id[k]];
         *yr = acc;
+      } else if (nt == 2 && wo[0] != 0 && wo[1] != 0) {  // linear: both taps in one pass
+        blend2_row(yr, xb + id[0] * inner, wo[0], xb + id[1] * inner, wo[1], inner);
       } else {
         std::fill(yr, yr + inner, C(0));
         for (int k = 0; k < nt; ++k) {
           const C wk = wo[k];
           if (wk == 0) continue;
-          const C* xr = xb + id[k] * inner;
-          for (int64_t i = 0; i < inner; ++i) yr[i] += wk * xr[i];
+          blend_row(yr, xb + id[k] * inner, wk, inner);
         }
       }
     }

@@ -165,6 +165,19 @@ TEST(Conv, StridesPadsDilation) {
   check({.ic = 64, .ih = 15, .iw = 15, .oc = 64, .kh = 1, .kw = 1, .s = 2});
 }
 
+// Dilations so wide that most tiles see some taps only as padding (the kernels skip those):
+// DeepLabV3's ASPP (3x3 dilated by 12 on 14x14), at a long K that splits into blocks, with a
+// residual and an activation, on one and two threads; and off-centre taps that miss entirely.
+TEST(Conv, TapsOnlyPaddingForSomeTiles) {
+  for (int threads : {1, 2}) {
+    const Options o{.ep = {Act::relu}, .residual = true, .threads = threads};
+    check({.ic = 40, .ih = 14, .iw = 14, .oc = 72, .kh = 3, .kw = 3, .d = 12, .pt = 12, .pl = 12, .pb = 12, .pr = 12}, o);
+    check({.ic = 640, .ih = 14, .iw = 14, .oc = 80, .kh = 3, .kw = 3, .d = 12, .pt = 12, .pl = 12, .pb = 12, .pr = 12}, o);
+    check({.n = 2, .ic = 24, .ih = 9, .iw = 11, .oc = 16, .kh = 3, .kw = 3, .d = 7, .pt = 7, .pl = 7, .pb = 7, .pr = 7}, o);
+    check({.ic = 16, .ih = 6, .iw = 6, .oc = 32, .kh = 3, .kw = 3, .d = 9, .pt = 9, .pl = 9, .pb = 9, .pr = 9}, o);
+  }
+}
+
 TEST(Conv, Groups) {
   check({.ic = 6, .ih = 7, .iw = 9, .oc = 9, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 3});
   check({.ic = 34, .ih = 6, .iw = 5, .oc = 34, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .groups = 2});

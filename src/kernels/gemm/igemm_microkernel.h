@@ -1,6 +1,8 @@
 // The fp32 indirect-GEMM microkernel (MR pixels x NR channels in registers, fused epilogue),
 // written once over a vector-ops traits struct (VecAvx2, VecAvx512) and instantiated per ISA.
 #pragma once
+#include <type_traits>
+
 #include "kernels/epilogue.h"
 
 #define SYSTOLIC_INLINE inline __attribute__((always_inline))
@@ -139,7 +141,8 @@ SYSTOLIC_INLINE void prefetch_out(const TileOut& o) {
 }
 
 // acc[MR][NV] = sum over taps t, channels c < kc of rows(t)[i][c] * w[t][c][0..NR).
-// rows(t, p) fills p[0..MR) with the MR pixel row pointers of tap t (a zero row when padded).
+// rows(t, p) fills p[0..MR) with the MR pixel row pointers of tap t (a zero row when padded);
+// where it returns bool, false says every row of tap t is padding and the tap is skipped.
 // Small tiles split the c loop over KU accumulator sets so the FMA latency stays hidden (GEMV).
 template <class T, int MR, int NV, class Rows>
 SYSTOLIC_INLINE void igemm_tile(int taps, int kc, const float* w, Rows&& rows, const TileOut& o) {
@@ -160,7 +163,14 @@ SYSTOLIC_INLINE void igemm_tile(int taps, int kc, const float* w, Rows&& rows, c
   const char* const pf_end = o.pf_end;
   for (int t = 0; t < taps; ++t) {
     const float* p[MR];
-    rows(t, p);
+    if constexpr (std::is_same_v<decltype(rows(t, p)), bool>) {
+      if (!rows(t, p)) {  // adds only zeros
+        w += long(kc) * NR;
+        continue;
+      }
+    } else {
+      rows(t, p);
+    }
     int c = 0;
     if constexpr (KU > 1) {
       for (; c + KU <= kc; c += KU) {
