@@ -7,6 +7,7 @@ namespace systolic::kernels {
 void conv_igemm_6x16_avx2_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 void conv_igemm_6x64_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 void conv_igemm_8x32_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
+void conv_igemm_14x16_avx512_run(const ConvParams&, const ConvArgs&, pthreadpool_t);
 
 namespace {
 
@@ -38,6 +39,14 @@ bool accepts_avx512_64(const ConvParams& p, const CpuFeatures& cpu, std::string*
   return true;
 }
 
+// 16-wide panels for 16 or fewer output channels per group, where a 32-wide panel is at least
+// half padding; wider layers keep the 8x32 tile's better ratio of loads to FMAs.
+bool accepts_avx512_16(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!accepts_avx512(p, cpu, why)) return false;
+  if (p.oc / p.groups > 16) return conv_reject(why, "more than 16 output channels per group fill 32-wide panels");
+  return true;
+}
+
 }  // namespace
 
 extern const ConvKernel conv_f32_igemm_6x16_avx2 = {
@@ -47,6 +56,10 @@ extern const ConvKernel conv_f32_igemm_6x16_avx2 = {
 extern const ConvKernel conv_f32_igemm_6x64_avx512 = {
     "conv_f32_igemm_6x64_avx512", accepts_avx512_64, igemm::packed_floats<64>, igemm::pack<64>,
     igemm::workspace_bytes, conv_igemm_6x64_avx512_run};
+
+extern const ConvKernel conv_f32_igemm_14x16_avx512 = {
+    "conv_f32_igemm_14x16_avx512", accepts_avx512_16, igemm::packed_floats<16>, igemm::pack<16>,
+    igemm::workspace_bytes, conv_igemm_14x16_avx512_run};
 
 extern const ConvKernel conv_f32_igemm_8x32_avx512 = {
     "conv_f32_igemm_8x32_avx512", accepts_avx512, igemm::packed_floats<32>, igemm::pack<32>,

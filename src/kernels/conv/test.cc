@@ -165,6 +165,22 @@ TEST(Conv, StridesPadsDilation) {
   check({.ic = 64, .ih = 15, .iw = 15, .oc = 64, .kh = 1, .kw = 1, .s = 2});
 }
 
+// 16 or fewer output channels (a text detector's heads, 16-channel stems) on 16-wide panels:
+// M tails of every length up to the 14-row tile, a K split, groups, strides, a residual.
+TEST(Conv, NarrowOutputs) {
+  ran_names().clear();
+  const Options o{.ep = {Act::relu}, .residual = true, .threads = 2};
+  for (int iw : {13, 14, 15, 19, 27})
+    check({.ic = 64, .ih = 5, .iw = iw, .oc = 16, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+  check({.ic = 3, .ih = 33, .iw = 35, .oc = 16, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+  check({.ic = 900, .ih = 6, .iw = 9, .oc = 11, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, o);
+  check({.ic = 32, .ih = 7, .iw = 9, .oc = 24, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 2}, o);
+  check({.ic = 16, .ih = 9, .iw = 9, .oc = 1, .kh = 1, .kw = 1});
+  if (host_cpu().has_avx512()) {
+    EXPECT_TRUE(ran_names().count("conv_f32_igemm_14x16_avx512"));
+  }
+}
+
 // Dilations so wide that most tiles see some taps only as padding (the kernels skip those):
 // DeepLabV3's ASPP (3x3 dilated by 12 on 14x14), at a long K that splits into blocks, with a
 // residual and an activation, on one and two threads; and off-centre taps that miss entirely.

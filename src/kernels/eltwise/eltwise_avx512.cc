@@ -3,6 +3,7 @@
 
 // GCC 12 flags the _mm512_undefined_*() pass-through operand of unmasked intrinsics.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include "kernels/eltwise/eltwise_impl.h"
 #include "kernels/gemm/vec_avx512.h"

@@ -39,7 +39,7 @@ struct TileOut {
 };
 
 inline bool act_vectorized(Act a) {
-  return a == Act::none || a == Act::relu || a == Act::clip || a == Act::leaky_relu;
+  return a == Act::none || a == Act::relu || a == Act::clip || a == Act::leaky_relu || a == Act::hard_swish;
 }
 
 // Activation for the vectorized kinds; others are applied by scalar code after the store.
@@ -48,8 +48,16 @@ SYSTOLIC_INLINE typename T::V act_vec(typename T::V x, Act act, typename T::V a,
                                       typename T::V b) {
   switch (act) {
     case Act::relu: return T::max(x, T::zero());
-    case Act::clip: return T::min(T::max(x, a), b);
+    // std::min(std::max(x, a), b) exactly: vector max/min return their second operand on a NaN
+    // or a tie, so x goes second (a NaN passes, -0 stays -0 against a bound of 0).
+    case Act::clip: return T::min(b, T::max(a, x));
     case Act::leaky_relu: return T::leaky(x, a);
+    case Act::hard_swish: {
+      // apply_act's x * min(max(x / 6 + 1/2, 0), 1), bit for bit: a true division, and the
+      // clamps take t second so that a NaN passes through them as it does in std::max/min.
+      const typename T::V t = T::add(T::div(x, T::set1(6.f)), T::set1(0.5f));
+      return T::mul(x, T::min(T::set1(1.f), T::max(T::zero(), t)));
+    }
     default: return x;
   }
 }

@@ -17,6 +17,7 @@ struct VecAvx512 {
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
   // The all-lanes masked forms: the plain ones trip GCC 12's -Wmaybe-uninitialized.
   static V max(V a, V b) { return _mm512_mask_max_ps(a, 0xFFFF, a, b); }
   static V min(V a, V b) { return _mm512_mask_min_ps(a, 0xFFFF, a, b); }

@@ -1,0 +1,17 @@
+// The AVX-512 vector epilogue's activations equal apply_act's (act_vec.h).
+#include "base/cpu.h"
+#include "kernels/gemm/act_vec.h"
+#include "kernels/gemm/vec_avx512.h"
+
+namespace systolic::kernels {
+namespace {
+
+TEST(ActVec, Avx512MatchesScalar) {
+  if (!host_cpu().has_avx512()) GTEST_SKIP() << "no avx512 here";
+  for (const Epilogue& e : {Epilogue{Act::relu}, Epilogue{Act::clip, 0.f, 6.f}, Epilogue{Act::leaky_relu, 0.1f},
+                            Epilogue{Act::hard_swish}})
+    testing::expect_act_vec_matches_scalar<VecAvx512>(e);
+}
+
+}  // namespace
+}  // namespace systolic::kernels
