@@ -60,10 +60,56 @@ void tile(void* ctx, size_t n, size_t i0, size_t j0, size_t ti, size_t tj) {
     for (int64_t i = static_cast<int64_t>(i0); i < ie; ++i) o[j * rows + i] = s[i * cols + j];
 }
 
+// A matrix with a side shorter than a tile (an RGB image: 3 rows of H*W): square tiles would be
+// slivers, a pool task per 16 pixels, element by element. Instead a task takes a long run of
+// the other side and, per element of it, copies the few values across.
+template <class T>
+constexpr int64_t kNarrowRun = 4096;
+
+template <class T, int K>
+void narrow_run(const T* s, T* o, int64_t rows, int64_t cols, int64_t b0, int64_t b1) {
+  if (rows == K) {  // [K][cols] -> [cols][K]
+    for (int64_t j = b0; j < b1; ++j)
+      for (int64_t i = 0; i < K; ++i) o[j * K + i] = s[i * cols + j];
+  } else {  // [rows][K] -> [K][rows]
+    for (int64_t j = 0; j < K; ++j)
+      for (int64_t i = b0; i < b1; ++i) o[j * rows + i] = s[i * K + j];
+  }
+}
+
+template <class T>
+void narrow(void* ctx, size_t n, size_t b0, size_t nb) {
+  const auto& job = *static_cast<const Job<T>*>(ctx);
+  const int64_t rows = job.m.rows, cols = job.m.cols, k = std::min(rows, cols);
+  const T* s = job.src + static_cast<int64_t>(n) * rows * cols;
+  T* o = job.dst + static_cast<int64_t>(n) * rows * cols;
+  const auto lo = static_cast<int64_t>(b0), hi = static_cast<int64_t>(b0 + nb);
+  switch (k) {  // the common widths with a fixed inner count
+    case 1: return narrow_run<T, 1>(s, o, rows, cols, lo, hi);
+    case 2: return narrow_run<T, 2>(s, o, rows, cols, lo, hi);
+    case 3: return narrow_run<T, 3>(s, o, rows, cols, lo, hi);
+    case 4: return narrow_run<T, 4>(s, o, rows, cols, lo, hi);
+    default:
+      if (rows == k) {
+        for (int64_t j = lo; j < hi; ++j)
+          for (int64_t i = 0; i < rows; ++i) o[j * rows + i] = s[i * cols + j];
+      } else {
+        for (int64_t j = 0; j < cols; ++j)
+          for (int64_t i = lo; i < hi; ++i) o[j * rows + i] = s[i * cols + j];
+      }
+  }
+}
+
 template <class T>
 void blocked(const T* src, T* dst, const int64_t* d, int to_nhwc, pthreadpool_t pool) {
   const Job<T> job{src, dst, as_matrix(d, to_nhwc)};
   if (job.m.n == 0 || job.m.rows == 0 || job.m.cols == 0) return;
+  if (std::min(job.m.rows, job.m.cols) < kTile<T>) {
+    const int64_t len = std::max(job.m.rows, job.m.cols);
+    pthreadpool_parallelize_2d_tile_1d(pool, &narrow<T>, const_cast<Job<T>*>(&job), static_cast<size_t>(job.m.n),
+                                       static_cast<size_t>(len), static_cast<size_t>(kNarrowRun<T>), kPoolFlags);
+    return;
+  }
   pthreadpool_parallelize_3d_tile_2d(pool, &tile<T>, const_cast<Job<T>*>(&job), static_cast<size_t>(job.m.n),
                                      static_cast<size_t>(job.m.rows), static_cast<size_t>(job.m.cols),
                                      static_cast<size_t>(kTile<T>), static_cast<size_t>(kTile<T>), kPoolFlags);
