@@ -36,6 +36,21 @@ void strided_copy(const uint8_t* src, uint8_t* dst, const ir::Shape& out_shape,
     std::memcpy(dst, src + in_offset * es, es);
     return;
   }
+  // A short unit-stride innermost run (a DepthToSpace on NHWC data of one or two channels
+  // moves 8-byte runs) is copied as one wider element, a memcpy call per run costing more
+  // than the bytes.
+  if (r >= 2 && in_strides[r - 1] == 1 && out_shape[r - 1] > 1 && in_offset % out_shape[r - 1] == 0) {
+    const int64_t run = out_shape[r - 1];
+    const std::size_t wide = static_cast<std::size_t>(run) * es;
+    bool whole = wide == 2 || wide == 4 || wide == 8;
+    for (int d = 0; whole && d < r - 1; ++d) whole = in_strides[d] % run == 0;
+    if (whole) {
+      ir::Shape outer(out_shape.begin(), out_shape.end() - 1);
+      std::vector<int64_t> st(in_strides.begin(), in_strides.end() - 1);
+      for (int64_t& v : st) v /= run;
+      return strided_copy(src, dst, outer, st, in_offset / run, wide);
+    }
+  }
   const int64_t len = out_shape[r - 1], st = in_strides[r - 1];
   std::vector<int64_t> idx(r, 0);
   int64_t off = in_offset;

@@ -1,7 +1,9 @@
 // A ConvTranspose whose kernel equals its stride (no overlap: the 2x2 stride-2 upsampling of
 // segmentation and text-detection heads) is a 1x1 convolution to Cout*s*s channels followed by
-// DepthToSpace (CRD): y[c, h*s+i, w*s+j] = conv[(c*s + i)*s + j, h, w]. The conv runs on the
-// packed matrix kernels; a BatchNormalization right after is folded into its weights.
+// DepthToSpace (DCR): y[c, h*s+i, w*s+j] = conv[(i*s + j)*Cout + c, h, w]. The conv runs on the
+// packed matrix kernels; a BatchNormalization right after is folded into its weights. DCR keeps
+// each (i, j) tap's Cout channels together, so on NHWC data the DepthToSpace moves whole runs
+// of s*Cout values and stays in NHWC (runtime/session.cc).
 #include <cmath>
 
 #include "passes/pass.h"
@@ -65,7 +67,7 @@ Status convtranspose_to_conv(ir::Graph& g, PassContext&) {
     const float* ws = w.as<float>();
     for (int64_t c = 0; c < Cout; ++c)
       for (int64_t tap = 0; tap < taps; ++tap) {
-        const int64_t row = c * taps + tap;
+        const int64_t row = tap * Cout + c;
         for (int64_t ci = 0; ci < Cin; ++ci) w2[row * Cin + ci] = static_cast<float>(a[c] * ws[(ci * Cout + c) * taps + tap]);
         const double bias = b_id >= 0 ? g.t(b_id).as<float>()[c] : 0.0;
         b2[row] = static_cast<float>(a[c] * bias + shift[c]);
@@ -87,7 +89,7 @@ Status convtranspose_to_conv(ir::Graph& g, PassContext&) {
     d2s.name = n.name + ".depth_to_space";
     d2s.set_i("blocksize", s);
     d2s.attrs["mode"].kind = ir::Attr::s;
-    d2s.attrs["mode"].str_v = "CRD";
+    d2s.attrs["mode"].str_v = "DCR";
     d2s.set_i("_opset", 13);
     d2s.inputs = {m};
     d2s.outputs = {result};

@@ -87,6 +87,8 @@ bool layout_follower(const ir::Graph& g, const ir::Node& n) {
       const int64_t axis = n.i("axis", 0);
       return axis == 1 || axis == -3;
     }
+    case Op::DepthToSpace:  // DCR on NHWC moves runs of blocksize*C values (runtime/session.cc)
+      return n.s("mode", "DCR") == "DCR" && g.t(n.inputs[0]).shape.size() == 4 && n.i("blocksize", 0) > 0;
     default:
       return false;
   }

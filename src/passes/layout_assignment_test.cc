@@ -68,4 +68,29 @@ TEST(LayoutAssignment, ResizeOfHeightAndWidthStaysInNhwc) {
   }
 }
 
+// A DCR DepthToSpace between convs stays in NHWC (the runtime moves runs of blocksize*C values;
+// 1, 3 and 4 channels: runs of 8 bytes, 24 and 32); a CRD one goes through the plain layout.
+TEST(LayoutAssignment, DepthToSpaceDcrStaysInNhwc) {
+  for (const char* mode : {"DCR", "CRD"})
+    for (int64_t c : {1, 3, 4})
+      for (int64_t bs : {2, 3}) {
+        GraphBuilder b;
+        const int x = b.input("x", {2, 5, 4, 6});
+        const int conv = b.node(ir::Op::Conv, {x, b.weights("w", {c * bs * bs, 5, 1, 1})})[0];
+        const int d2s = b.node(ir::Op::DepthToSpace, {conv})[0];
+        b.last().set_i("blocksize", bs);
+        b.last().attrs["mode"].kind = ir::Attr::s;
+        b.last().attrs["mode"].str_v = mode;
+        const int y = b.node(ir::Op::Conv, {d2s, b.weights("w2", {7, c, 3, 3})})[0];
+        b.last().set_ints("pads", {1, 1, 1, 1});
+        b.output(y);
+        ir::Graph g = b.g;
+        run_passes(g, {passes::shape_inference, passes::layout_assignment});
+        const bool dcr = std::string(mode) == "DCR";
+        EXPECT_EQ(g.t(d2s).layout, dcr ? ir::Layout::nhwc : ir::Layout::plain) << mode << c << bs;
+        EXPECT_EQ(count_ops(g, ir::Op::Reorder), dcr ? 2 : 4) << mode << c << bs;
+        EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5) << mode << c << bs;
+      }
+}
+
 }  // namespace systolic::testing

@@ -278,8 +278,13 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       // A Resize of H and W (passes/layout_assignment.cc) sees [N,H,W,C] and its scales or
       // sizes permuted alike.
       const bool nhwc_resize = nhwc && n.op == ir::Op::Resize && g.t(n.inputs[0]).layout == ir::Layout::nhwc;
+      // A DCR DepthToSpace on NHWC is a transpose of the physical [N,H,W,b,b*C] to [N,H,b,W,b*C].
+      const bool nhwc_d2s = nhwc && n.op == ir::Op::DepthToSpace && g.t(n.inputs[0]).layout == ir::Layout::nhwc;
+      if (nhwc_d2s && n.s("mode", "DCR") != "DCR")
+        return Err("plan is inconsistent: DepthToSpace %s in mode %s on NHWC data; recompile the model",
+                   n.name.c_str(), n.s("mode", "DCR").c_str());
       for (int id : n.inputs)
-        if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && id >= 0 && g.t(id).numel() != 1 &&
+        if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && !nhwc_d2s && id >= 0 && g.t(id).numel() != 1 &&
             (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc))
           return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),
                      n.name.c_str());
@@ -296,6 +301,19 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
           continue;
         }
         st->outs.push_back({g.t(id).dtype, nhwc ? physical(g.t(id)) : g.t(id).shape, at(id)});
+      }
+      if (nhwc_d2s) {
+        const ir::Shape& xs = g.t(n.inputs[0]).shape;  // logical [N, b*b*C, H, W]
+        const int64_t b = n.i("blocksize", 0), N = xs[0], H = xs[2], W = xs[3];
+        if (b <= 0 || xs[1] % (b * b) != 0 || g.t(n.outputs[0]).shape != ir::Shape{N, xs[1] / (b * b), H * b, W * b})
+          return Err("plan is inconsistent: DepthToSpace %s does not fit its shapes; recompile the model", n.name.c_str());
+        const int64_t run = b * (xs[1] / (b * b));
+        st->node = ir::Node{};
+        st->node.op = ir::Op::Transpose;
+        st->node.name = n.name;
+        st->node.set_ints("perm", {0, 1, 3, 2, 4});
+        st->ins[0].shape = {N, H, W, b, run};
+        st->outs[0].shape = {N, H, b, W, run};
       }
       if (nhwc_resize) {
         st->ins[0].shape = physical(g.t(n.inputs[0]));
