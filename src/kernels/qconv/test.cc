@@ -51,6 +51,9 @@ struct Options {
   int zx = 128;              // input zero point (-1: a different one per channel)
   int zp = 128;              // output zero point
   bool residual = false, out_f32 = false, relu = false;
+  // Bounds between the grid's steps, two of them ties (ReLU6 in quantized units is rarely an
+  // integer), and a fifth of the channels scaled past 2^31 (outputs that overflow int32).
+  bool fractional_bounds = false, huge_scales = false;
   int mid = 0;  // QRequant::mid: the intermediate roundings of a QDQ model's fused conv
   int src_pad = 0, dst_pad = 0, res_pad = 0;  // extra channels around the slice (pixel stride)
   int threads = 1;
@@ -92,6 +95,9 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
   rq.res_zp = 100;
   rq.lo = o.relu ? 0.f : float(-o.zp);
   rq.hi = float(255 - o.zp);
+  if (o.fractional_bounds) rq.lo += 2.5f, rq.hi -= o.zp % 2 ? 7.5f : 6.3f;
+  if (o.huge_scales)
+    for (int k = 0; k < base.oc; k += 5) scale[k] *= 3e7f;
   rq.zp = o.zp;
   rq.mid = o.mid;
   rq.mid_lo[0] = -77.f, rq.mid_hi[0] = 178.f, rq.mid_scale[0] = 1.3f;  // zero point 77, a finer next grid
@@ -279,6 +285,26 @@ TEST(QConv, IntermediateRoundings) {
     check({1, 32, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1}, o, unsigned(mid));
     check({2, 64, 5, 5, 64}, o, unsigned(mid + 7));
   }
+}
+
+// The u8 output's last steps (clamp, round, zero point) at their edges: bounds between grid
+// steps and ties, outputs past int32, every zero point; with and without a residual and the
+// intermediate roundings, on the tiles' whole and ragged columns (oc 64, 32, 40).
+TEST(QConv, BoundsTiesAndOverflow) {
+  for (int zp : {0, 127, 255})
+    for (int variant = 0; variant < 4; ++variant) {
+      if (zp == 255 && variant >= 2) continue;  // relu or the mid grids leave one output value
+      Options o;
+      o.zp = zp;
+      o.fractional_bounds = variant != 1;
+      o.huge_scales = variant != 0;
+      o.relu = variant == 2;
+      o.residual = variant >= 2;
+      o.mid = variant == 3 ? 3 : 0;
+      for (int oc : {64, 32, 40})
+        check({2, 16, 5, 7, oc, 1, 1}, o, unsigned(zp * 4 + variant + oc));
+      check({1, 24, 6, 6, 64, 3, 3, 1, 1, 1, 1, 1, 1}, o, unsigned(zp + variant));
+    }
 }
 
 TEST(QConv, FloatOutput) {
