@@ -307,6 +307,42 @@ TEST(QConv, BoundsTiesAndOverflow) {
     }
 }
 
+// Kernel rows that are not whole dot-product groups (3-channel stems): the rows kernels read
+// each padded kernel row in place where it ends inside the image row, else gather it. Windows
+// at every edge, rows that end exactly at the image's right edge, M and N tails, zero points,
+// residuals, the intermediate roundings, float output, two threads.
+TEST(QConv, PaddedKernelRows) {
+  ran_names().clear();
+  for (int zx : {0, 128, 255}) {
+    Options o;
+    o.zx = zx;
+    o.zp = 255 - zx;
+    o.threads = zx == 128 ? 2 : 1;
+    check({2, 3, 23, 21, 64, 7, 7, 2, 1, 3, 3, 3, 3}, o, unsigned(zx + 1));   // ResNet's stem
+    check({1, 3, 17, 19, 32, 3, 3, 2, 1, 1, 1, 1, 1}, o, unsigned(zx + 2));   // MobileNet's
+    check({1, 3, 9, 8, 40, 3, 3, 1, 1, 0, 0, 0, 0}, o, unsigned(zx + 3));     // rows ending at the edge
+    check({1, 1, 6, 11, 16, 5, 5, 1, 1, 2, 2, 2, 2}, o, unsigned(zx + 4));
+    check({1, 5, 7, 7, 24, 3, 3, 1, 2, 2, 2, 2, 2}, o, unsigned(zx + 5));     // dilated: the igemm's
+    check({1, 3, 4, 4, 8, 1, 1}, o, unsigned(zx + 6));                         // 1x1, three channels
+  }
+  Options q;
+  q.residual = true;
+  q.mid = 3;
+  q.relu = true;
+  check({1, 3, 15, 15, 64, 7, 7, 2, 1, 3, 3, 3, 3}, q, 9);
+  q.out_f32 = true;
+  q.mid = 0;
+  check({1, 3, 15, 15, 48, 3, 3, 2, 1, 1, 1, 1, 1}, q, 10);
+  const CpuFeatures& cpu = host_cpu();
+  if (cpu.has_avx512_vnni()) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_rows_6x64_avx512vnni"));
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_rows_8x32_avx512vnni"));
+  }
+  if (cpu.avx_vnni) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_rows_6x16_avxvnni"));
+  }
+}
+
 TEST(QConv, FloatOutput) {
   Options o;
   o.out_f32 = true;

@@ -1,0 +1,157 @@
+// Int8 conv over kernel rows padded to whole dot-product groups, for convs whose kernel row
+// (kw x channels) is not a multiple of the group: the 3-channel stems (7 x 3 = 21 bytes, 3 x 3 =
+// 9). The implicit GEMM gathers such windows byte run by byte run into a buffer (half of
+// ResNet-50's int8 stem time); here K is ordered kernel row by kernel row, each padded to rowp
+// bytes, so a pixel's kernel row is read in place from the NHWC source: its padding bytes are
+// the next pixels' and meet zero weights. Only rows that cross the image's edge are gathered.
+// Same contract, epilogue and tiles as the implicit GEMM (qconv_igemm.h); its own packing.
+#pragma once
+#include "kernels/conv/conv_util.h"
+#include "kernels/qconv/qconv_igemm.h"
+
+namespace systolic::kernels::qrows {
+
+using qigemm::ceil_div;
+
+constexpr int kMaxKh = 11;     // kernel rows per window
+constexpr long kMaxRowp = 64;  // bytes per padded kernel row
+
+// Bytes of one kernel row padded to groups of KG.
+inline long row_padded(const ConvParams& p, int KG) { return ceil_div(long(p.kw) * p.ic, KG) * KG; }
+
+// Whether the layout applies: one group, a dense source, no x dilation, a kernel row that is not
+// whole groups (else the implicit GEMM reads rows in place already), short rows and windows.
+inline bool fits(const ConvParams& p, int KG, std::string* why) {
+  if (p.groups != 1) return conv_reject(why, "grouped");
+  if (p.src_stride && p.src_stride != p.ic) return conv_reject(why, "a channel slice of the source");
+  if (p.dw != 1) return conv_reject(why, "x dilation");
+  if ((long(p.kw) * p.ic) % KG == 0) return conv_reject(why, "kernel rows are whole dot-product groups");
+  if (p.kh > kMaxKh || row_padded(p, KG) > kMaxRowp) return conv_reject(why, "kernel rows too long or too many");
+  return true;
+}
+
+template <int NR, int KG>
+std::size_t packed_bytes(const QConvParams& qp) {
+  const ConvParams& p = qp.conv;
+  return std::size_t(ceil_div(p.oc, NR) * p.kh * row_padded(p, KG) * NR);
+}
+
+// [panel][ky][rowp / KG][NR][KG]: byte e of group g of kernel row ky is window element
+// (ky, kx, c) with kx * ic + c = g * KG + e; past the row, and channels past oc, zero.
+template <int NR, int KG>
+void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
+  const ConvParams& p = qp.conv;
+  const long row = long(p.kw) * p.ic, rowp = row_padded(p, KG);
+  auto* out = static_cast<int8_t*>(out_v);
+  for (int pn = 0; pn < ceil_div(p.oc, NR); ++pn)
+    for (int ky = 0; ky < p.kh; ++ky)
+      for (long g0 = 0; g0 < rowp; g0 += KG)
+        for (int r = 0; r < NR; ++r)
+          for (int e = 0; e < KG; ++e) {
+            const long k = g0 + e;
+            const int oc = pn * NR + r, kx = int(k / p.ic), c = int(k % p.ic);
+            *out++ = oc < p.oc && k < row ? w[((long(oc) * p.ic + c) * p.kh + ky) * p.kw + kx] : int8_t(0);
+          }
+}
+
+namespace {
+
+using qigemm::Ctx;
+using qigemm::TileOut;
+
+// One tile of R pixels against one panel: rp[ky][i] is pixel i's padded kernel row ky.
+template <class T, int R, int NV, int MR>
+void tile(const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const typename T::B* w, const TileOut& o) {
+  constexpr int W = T::W, NR = NV * W;
+  typename T::V acc[R][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = T::zero();
+  for (int ky = 0; ky < x.qp.conv.kh; ++ky) qigemm::dot_tile_p<T, R, NV>(gpr, rp[ky], w + ky * gpr * NR * T::KG, acc);
+  alignas(64) int32_t sums[R * NV * W];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) T::store32(sums + (i * NV + j) * W, acc[i][j]);
+  qigemm::store_sums<T, NV>(x, sums, NV * W, R, o);
+}
+
+template <class T, int R, int NV, int MR>
+void tile_rows(int rows, const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const typename T::B* w,
+               const TileOut& o) {
+  if constexpr (R > 1)
+    if (rows < R) return tile_rows<T, R - 1, NV, MR>(rows, x, rp, gpr, w, o);
+  tile<T, R, NV, MR>(x, rp, gpr, w, o);
+}
+
+}  // namespace
+
+template <class T, int MR, int NV>
+void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
+  using A = typename T::A;
+  using B = typename T::B;
+  static_assert(std::is_same_v<A, uint8_t>, "rows are read in place as bytes");
+  constexpr int NR = NV * T::W, KG = T::KG;
+  const ConvParams& p = qp.conv;
+  Ctx x{};
+  x.qp = qp;
+  x.a = a;
+  x.ss = p.ic;
+  x.ds = p.dst_stride ? p.dst_stride : p.oc;
+  x.rs = p.res_stride ? p.res_stride : p.oc;
+  x.icg = p.ic;
+  x.ocg = p.oc;
+  x.panels_g = int(ceil_div(p.oc, NR));
+  const long row = long(p.kw) * p.ic, rowp = row_padded(p, KG), gpr = rowp / KG;
+  x.K = long(p.kh) * row;
+  x.Kp = long(p.kh) * rowp;
+  // What a kernel row entirely above or below the image reads: the pad bytes, then zeros.
+  alignas(64) uint8_t padrow[kMaxRowp] = {};
+  for (long k = 0; k < row; ++k) padrow[k] = a.pad[k % p.ic];
+  const long M = long(p.n) * p.oh * p.ow, tiles = ceil_div(M, MR), hw = long(p.oh) * p.ow;
+  constexpr long kTilesPerTask = 16;
+  auto task = [&](std::size_t b) {
+    const long t0 = long(b) * kTilesPerTask, t1 = std::min(tiles, t0 + kTilesPerTask);
+    alignas(64) uint8_t buf[MR][kMaxKh][kMaxRowp];  // rows that cross the image's left or right edge
+    const A* rp[kMaxKh][MR];
+    for (long t = t0; t < t1; ++t) {
+      const long m = t * MR;
+      const int r = int(std::min<long>(MR, M - m));
+      long img = m / hw;
+      int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
+      for (int i = 0; i < r; ++i) {
+        const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+        const uint8_t* image = a.src + img * p.ih * p.iw * long(p.ic);
+        // In place when the padded row ends inside the source row: its extra bytes are the next
+        // pixels' of the same image row.
+        const bool inside = ix0 >= 0 && long(ix0) * p.ic + rowp <= long(p.iw) * p.ic;
+        for (int ky = 0; ky < p.kh; ++ky) {
+          const int iy = iy0 + ky * p.dh;
+          if (unsigned(iy) >= unsigned(p.ih)) {
+            rp[ky][i] = padrow;
+          } else if (inside) {
+            rp[ky][i] = image + (long(iy) * p.iw + ix0) * p.ic;
+          } else {
+            uint8_t* d = buf[i][ky];
+            for (int kx = 0; kx < p.kw; ++kx) {
+              const int ix = ix0 + kx;
+              const uint8_t* s = unsigned(ix) < unsigned(p.iw) ? image + (long(iy) * p.iw + ix) * p.ic : a.pad;
+              std::memcpy(d + kx * p.ic, s, std::size_t(p.ic));
+            }
+            std::memset(d + row, 0, std::size_t(rowp - row));
+            rp[ky][i] = d;
+          }
+        }
+        if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
+      }
+      for (long pn = 0; pn < x.panels_g; ++pn) {
+        const TileOut o{m, pn * NR, int(std::min<long>(NR, p.oc - pn * NR))};
+        tile_rows<T, MR, NV, MR>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
+      }
+    }
+  };
+  pthreadpool_parallelize_1d(pool, task, std::size_t(ceil_div(tiles, kTilesPerTask)), kPoolFlags);
+}
+
+}  // namespace systolic::kernels::qrows
