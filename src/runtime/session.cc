@@ -176,6 +176,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   for (const ir::Node& n : g.nodes) {
     auto st = std::make_unique<Step>();
     st->node = n;
+    st->op = n.op;
     auto kernel_it = n.attrs.find("kernel");
     const bool has_kernel = kernel_it != n.attrs.end();
     bool quantized = false;

@@ -174,7 +174,7 @@ Status Session::execute() {
         Status s = interp::eval_node(st->node, st->ins, st->outs);
         if (!s.ok()) {
           // The families' messages already start with "Op node: "; the core ones may not.
-          const std::string who = std::string(ir::op_name(st->node.op)) + " " + st->node.name + ":";
+          const std::string who = std::string(ir::op_name(st->op)) + " " + st->node.name + ":";
           if (s.message().rfind(who, 0) == 0) return s;
           return Err("%s %s", who.c_str(), s.message().c_str());
         }
@@ -221,7 +221,7 @@ std::vector<std::string> Session::allocating_steps() const {
       case ir::Op::Identity: case ir::Op::Dropout:
         break;
       default:
-        out.push_back(std::string(ir::op_name(st->node.op)) + " " + st->node.name);
+        out.push_back(std::string(ir::op_name(st->op)) + " " + st->node.name);
     }
   }
   return out;
@@ -232,7 +232,7 @@ std::vector<Session::StepProfile> Session::profile() const {
   for (const auto& st : steps_) {
     StepProfile p;
     p.name = st->node.name;
-    p.op = ir::op_name(st->node.op);
+    p.op = ir::op_name(st->op);
     p.kernel = st->conv_k ? st->conv_k->name
                : st->qconv_k ? st->qconv_k->name
                : st->pool_k ? st->pool_k->name

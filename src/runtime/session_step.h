@@ -22,6 +22,7 @@ struct Session::Step {
   enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat };
   Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
+  ir::Op op{};    // the plan's op, for profiles and errors (node.op may be the view's: Transpose)
   const kernels::ConvKernel* conv_k = nullptr;
   kernels::ConvParams cp;
   kernels::ConvArgs ca;

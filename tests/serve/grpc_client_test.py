@@ -10,6 +10,8 @@ src/serve/inference.proto at start). Environment:
   SYSTOLIC_SERVE_IMAGE_MODEL  a model compiled with preprocess imagenet and a labels file
   SYSTOLIC_SERVE_IMAGES       a directory of .jpg files for it (else two are drawn with PIL)
   SYSTOLIC_HTTP_ADDR          host:port of the same server's HTTP side, for /metrics (cancellation)
+  SYSTOLIC_SERVE_NONZERO_MODEL  a model float[1,3,8,8] -> "r" (a relu), "nz" (NonZero of it) and
+                              "pos" (the values nz points at): outputs shaped by each run
 Run with /usr/bin/python3: the Debian grpcio is not on other interpreters' paths.
 """
 import os
@@ -39,6 +41,7 @@ INPUT = os.environ.get("SYSTOLIC_SERVE_INPUT")
 EXPECTED = os.environ.get("SYSTOLIC_SERVE_EXPECTED")
 IMAGES = os.environ.get("SYSTOLIC_SERVE_IMAGES")
 HTTP_ADDR = os.environ.get("SYSTOLIC_HTTP_ADDR")
+NONZERO_MODEL = os.environ.get("SYSTOLIC_SERVE_NONZERO_MODEL")
 
 pb = None  # inference_pb2
 pb_grpc = None  # inference_pb2_grpc
@@ -279,6 +282,24 @@ class ResNet(unittest.TestCase):
 
 
 @need("SYSTOLIC_SERVE_MODEL", "SYSTOLIC_HTTP_ADDR")
+@unittest.skipUnless(NONZERO_MODEL, "SYSTOLIC_SERVE_NONZERO_MODEL is not set")
+class RunShapedOutputs(unittest.TestCase):
+    """Each answer of a model whose outputs are shaped by its values carries its run's shape."""
+
+    def test_each_answer_has_its_runs_shape(self):
+        counts = set()
+        for seed in range(3):
+            x = np.random.default_rng(seed).standard_normal([1, 3, 8, 8]).astype(np.float32)
+            resp = stub.ModelInfer(raw_request(NONZERO_MODEL, [("input", x)]), timeout=60)
+            out = output_arrays(resp)
+            want = np.stack(np.nonzero(out["r"]))
+            self.assertEqual(out["nz"].dtype, np.int64)
+            np.testing.assert_array_equal(out["nz"], want)
+            np.testing.assert_array_equal(out["pos"], out["r"][out["r"] > 0])
+            counts.add(want.shape[1])
+        self.assertGreater(len(counts), 1, "every input gave the same count: a stale shape would pass")
+
+
 class Cancel(unittest.TestCase):
     def test_cancelled_calls_are_dropped_from_the_queue(self):
         model = Model(MODEL)
