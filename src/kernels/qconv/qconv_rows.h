@@ -4,7 +4,9 @@
 // ResNet-50's int8 stem time); here K is ordered kernel row by kernel row, each padded to rowp
 // bytes, so a pixel's kernel row is read in place from the NHWC source: its padding bytes are
 // the next pixels' and meet zero weights. Only rows that cross the image's edge are gathered.
-// Same contract, epilogue and tiles as the implicit GEMM (qconv_igemm.h); its own packing.
+// Same contract, epilogue and tiles as the implicit GEMM (qconv_igemm.h); its own packing. The
+// traits' A is uint8_t: VNNI broadcasts 4 source bytes, AVX2 (QVecAvx2Bytes) 2 bytes widened to
+// an int16 pair.
 #pragma once
 #include "kernels/conv/conv_util.h"
 #include "kernels/qconv/qconv_igemm.h"
@@ -30,19 +32,20 @@ inline bool fits(const ConvParams& p, int KG, std::string* why) {
   return true;
 }
 
-template <int NR, int KG>
+template <class B, int NR, int KG>
 std::size_t packed_bytes(const QConvParams& qp) {
   const ConvParams& p = qp.conv;
-  return std::size_t(ceil_div(p.oc, NR) * p.kh * row_padded(p, KG) * NR);
+  return std::size_t(ceil_div(p.oc, NR) * p.kh * row_padded(p, KG) * NR) * sizeof(B);
 }
 
-// [panel][ky][rowp / KG][NR][KG]: byte e of group g of kernel row ky is window element
-// (ky, kx, c) with kx * ic + c = g * KG + e; past the row, and channels past oc, zero.
-template <int NR, int KG>
+// [panel][ky][rowp / KG][NR][KG] of B (int8, or int16 for AVX2's vpmaddwd): element e of group
+// g of kernel row ky is window element (ky, kx, c) with kx * ic + c = g * KG + e; past the row,
+// and channels past oc, zero.
+template <class B, int NR, int KG>
 void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
   const ConvParams& p = qp.conv;
   const long row = long(p.kw) * p.ic, rowp = row_padded(p, KG);
-  auto* out = static_cast<int8_t*>(out_v);
+  auto* out = static_cast<B*>(out_v);
   for (int pn = 0; pn < ceil_div(p.oc, NR); ++pn)
     for (int ky = 0; ky < p.kh; ++ky)
       for (long g0 = 0; g0 < rowp; g0 += KG)
@@ -50,7 +53,7 @@ void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
           for (int e = 0; e < KG; ++e) {
             const long k = g0 + e;
             const int oc = pn * NR + r, kx = int(k / p.ic), c = int(k % p.ic);
-            *out++ = oc < p.oc && k < row ? w[((long(oc) * p.ic + c) * p.kh + ky) * p.kw + kx] : int8_t(0);
+            *out++ = oc < p.oc && k < row ? B(w[((long(oc) * p.ic + c) * p.kh + ky) * p.kw + kx]) : B(0);
           }
 }
 

@@ -38,4 +38,18 @@ struct QVecAvx2 : QEpilogueAvx2 {
   }
 };
 
+// QVecAvx2 reading activations as bytes in place (qconv_rows.h): a broadcast takes two source
+// bytes and widens them to an int16 pair in every lane (a 16-bit broadcast, then a byte shuffle
+// that puts each byte in the low half of its int16).
+struct QVecAvx2Bytes : QVecAvx2 {
+  using A = uint8_t;
+  static V bcast(const uint8_t* p) {
+    int16_t v;
+    std::memcpy(&v, p, 2);
+    const V pair = _mm256_setr_epi8(0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1,  //
+                                    0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1, 0, -1, 1, -1);
+    return _mm256_shuffle_epi8(_mm256_set1_epi16(v), pair);
+  }
+};
+
 }  // namespace systolic::kernels

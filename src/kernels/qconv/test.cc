@@ -341,6 +341,9 @@ TEST(QConv, PaddedKernelRows) {
   if (cpu.avx_vnni) {
     EXPECT_TRUE(ran_names().count("qconv_u8s8_rows_6x16_avxvnni"));
   }
+  if (cpu.has_avx2_fma()) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_rows_6x16_avx2"));  // the 32- and 16-channel shapes
+  }
 }
 
 TEST(QConv, FloatOutput) {
