@@ -55,8 +55,15 @@ ir::DType dynamic_dtype(const ir::Graph& g, const ir::Node& n, std::size_t i) {
     case Op::And: case Op::Or: case Op::Xor: case Op::IsNaN: case Op::IsInf:
       return DType::boolean;
     case Op::Cast: return static_cast<DType>(n.i("to", 1));
-    case Op::CastLike: return in(1);
-    case Op::Where: return in(1);
+    case Op::EyeLike: return n.has("dtype") ? static_cast<DType>(n.i("dtype", 1)) : in(0);
+    case Op::CastLike: case Op::Where: return in(1);
+    case Op::OneHot: return in(2);
+    case Op::QuantizeLinear: return n.inputs.size() > 2 && in(2) != DType::undefined ? in(2) : DType::u8;
+    case Op::DequantizeLinear: return DType::f32;
+    case Op::DynamicQuantizeLinear: return i == 1 ? DType::f32 : DType::u8;
+    case Op::ConvInteger: case Op::MatMulInteger: return DType::i32;
+    case Op::QLinearConv: return in(7);
+    case Op::QLinearMatMul: return in(7);
     case Op::ConstantOfShape: {
       auto it = n.attrs.find("value");
       return it != n.attrs.end() && it->second.tensor_v ? it->second.tensor_v->dtype : DType::f32;
@@ -67,7 +74,7 @@ ir::DType dynamic_dtype(const ir::Graph& g, const ir::Node& n, std::size_t i) {
       const ir::Graph& b = *it->second.graph_v;
       return b.t(b.outputs[i]).dtype;
     }
-    default:
+    default:  // element-wise and data-movement ops keep their data's type
       for (std::size_t k = 0; k < n.inputs.size(); ++k)
         if (in(k) != DType::undefined) return in(k);
       return DType::undefined;

@@ -305,8 +305,10 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       }
       if (nhwc_d2s) {
         const ir::Shape& xs = g.t(n.inputs[0]).shape;  // logical [N, b*b*C, H, W]
-        const int64_t b = n.i("blocksize", 0), N = xs[0], H = xs[2], W = xs[3];
-        if (b <= 0 || xs[1] % (b * b) != 0 || g.t(n.outputs[0]).shape != ir::Shape{N, xs[1] / (b * b), H * b, W * b})
+        const int64_t b = n.i("blocksize", 0), N = xs.size() == 4 ? xs[0] : 0, H = xs.size() == 4 ? xs[2] : 0,
+                      W = xs.size() == 4 ? xs[3] : 0;
+        if (xs.size() != 4 || b <= 0 || xs[1] % (b * b) != 0 ||
+            g.t(n.outputs[0]).shape != ir::Shape{N, xs[1] / (b * b), H * b, W * b})
           return Err("plan is inconsistent: DepthToSpace %s does not fit its shapes; recompile the model", n.name.c_str());
         const int64_t run = b * (xs[1] / (b * b));
         st->node = ir::Node{};

@@ -172,24 +172,25 @@ void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
     }
     done += take;
   }
-  const auto end = Clock::now();
-  const double compute_us = us_between(start, end);
+  const double compute_us = us_between(start, Clock::now());
   if (st.ok()) metrics_.inference_count.fetch_add(static_cast<uint64_t>(total));
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    Pending& p = batch[i];
-    const double queue_us = us_between(p.admitted, start);
-    metrics_.queue_us.fetch_add(static_cast<uint64_t>(queue_us));
-    metrics_.queue_hist.observe(queue_us);
-    metrics_.compute_us.fetch_add(static_cast<uint64_t>(compute_us));
-    metrics_.compute_hist.observe(compute_us);
-    if (!st.ok()) {
-      metrics_.failure_internal.fetch_add(1);
-      p.done(Error{Code::internal, "model " + name_ + ": " + st.message()});
-      metrics_.pending.fetch_sub(1);
-      continue;
-    }
-    respond(p, outs[i]);
+  for (std::size_t i = 0; i < batch.size(); ++i) finish(batch[i], start, compute_us, st, outs[i]);
+}
+
+void ModelRunner::finish(Pending& p, Clock::time_point start, double compute_us, const Status& st,
+                         std::vector<std::string>& outs, const std::vector<TensorMeta>* run) {
+  const double queue_us = us_between(p.admitted, start);
+  metrics_.queue_us.fetch_add(static_cast<uint64_t>(queue_us));
+  metrics_.queue_hist.observe(queue_us);
+  metrics_.compute_us.fetch_add(static_cast<uint64_t>(compute_us));
+  metrics_.compute_hist.observe(compute_us);
+  if (!st.ok()) {
+    metrics_.failure_internal.fetch_add(1);
+    p.done(Error{Code::internal, "model " + name_ + ": " + st.message()});
+    metrics_.pending.fetch_sub(1);
+    return;
   }
+  respond(p, outs, run);
 }
 
 // One request of a model whose outputs are shaped by the run (never merged): the allocating
@@ -205,25 +206,17 @@ void ModelRunner::execute_run_shaped(Worker* w, Pending& p) {
   auto res = w->sessions[0]->run(named);
   metrics_.exec_count.fetch_add(1);
   const double compute_us = us_between(start, Clock::now());
-  metrics_.queue_us.fetch_add(static_cast<uint64_t>(us_between(p.admitted, start)));
-  metrics_.queue_hist.observe(us_between(p.admitted, start));
-  metrics_.compute_us.fetch_add(static_cast<uint64_t>(compute_us));
-  metrics_.compute_hist.observe(compute_us);
-  if (!res.ok()) {
-    metrics_.failure_internal.fetch_add(1);
-    p.done(Error{Code::internal, "model " + name_ + ": " + res.status().message()});
-    metrics_.pending.fetch_sub(1);
-    return;
-  }
-  metrics_.inference_count.fetch_add(1);
   std::vector<std::string> outs;
   std::vector<TensorMeta> got;
-  for (std::size_t k = 0; k < res->size(); ++k) {
-    Tensor& t = (*res)[k];
-    outs.emplace_back(reinterpret_cast<const char*>(t.data.data()), t.data.size());
-    got.push_back({out_meta_[k].name, kserve_datatype(t.dtype), std::move(t.shape)});
+  if (res.ok()) {
+    metrics_.inference_count.fetch_add(1);
+    for (std::size_t k = 0; k < res->size(); ++k) {
+      Tensor& t = (*res)[k];
+      outs.emplace_back(reinterpret_cast<const char*>(t.data.data()), t.data.size());
+      got.push_back({out_meta_[k].name, kserve_datatype(t.dtype), std::move(t.shape)});
+    }
   }
-  respond(p, outs, &got);
+  finish(p, start, compute_us, res.status(), outs, &got);
 }
 
 void ModelRunner::respond(Pending& p, std::vector<std::string>& outs, const std::vector<TensorMeta>* run) {

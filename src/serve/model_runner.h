@@ -75,6 +75,10 @@ class ModelRunner {
   void worker_loop(Worker* w);
   void execute(Worker* w, std::vector<Pending>& batch);
   void execute_run_shaped(Worker* w, Pending& p);
+  // A computed request's metrics, then its answer: `outs` (and `run`, see respond()), or the
+  // run's error.
+  void finish(Pending& p, Clock::time_point start, double compute_us, const Status& st,
+              std::vector<std::string>& outs, const std::vector<TensorMeta>* run = nullptr);
   // `run`: each output's shape and element type as the run gave them (run-shaped models), else
   // null: the metadata's.
   void respond(Pending& p, std::vector<std::string>& outs, const std::vector<TensorMeta>* run = nullptr);

@@ -66,37 +66,33 @@ void tile(void* ctx, size_t n, size_t i0, size_t j0, size_t ti, size_t tj) {
 template <class T>
 constexpr int64_t kNarrowRun = 4096;
 
+// Rows [lo, hi) of the long side. K > 0 fixes the narrow side's length at compile time (the
+// common widths), K = 0 reads it from the matrix.
 template <class T, int K>
-void narrow_run(const T* s, T* o, int64_t rows, int64_t cols, int64_t b0, int64_t b1) {
-  if (rows == K) {  // [K][cols] -> [cols][K]
-    for (int64_t j = b0; j < b1; ++j)
-      for (int64_t i = 0; i < K; ++i) o[j * K + i] = s[i * cols + j];
-  } else {  // [rows][K] -> [K][rows]
-    for (int64_t j = 0; j < K; ++j)
-      for (int64_t i = b0; i < b1; ++i) o[j * rows + i] = s[i * K + j];
+void narrow_run(const T* s, T* o, int64_t rows, int64_t cols, int64_t lo, int64_t hi) {
+  const int64_t k = K > 0 ? K : std::min(rows, cols);
+  if (rows == k) {  // [k][cols] -> [cols][k]
+    for (int64_t j = lo; j < hi; ++j)
+      for (int64_t i = 0; i < k; ++i) o[j * k + i] = s[i * cols + j];
+  } else {  // [rows][k] -> [k][rows]
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t i = lo; i < hi; ++i) o[j * rows + i] = s[i * k + j];
   }
 }
 
 template <class T>
 void narrow(void* ctx, size_t n, size_t b0, size_t nb) {
   const auto& job = *static_cast<const Job<T>*>(ctx);
-  const int64_t rows = job.m.rows, cols = job.m.cols, k = std::min(rows, cols);
+  const int64_t rows = job.m.rows, cols = job.m.cols;
   const T* s = job.src + static_cast<int64_t>(n) * rows * cols;
   T* o = job.dst + static_cast<int64_t>(n) * rows * cols;
   const auto lo = static_cast<int64_t>(b0), hi = static_cast<int64_t>(b0 + nb);
-  switch (k) {  // the common widths with a fixed inner count
+  switch (std::min(rows, cols)) {
     case 1: return narrow_run<T, 1>(s, o, rows, cols, lo, hi);
     case 2: return narrow_run<T, 2>(s, o, rows, cols, lo, hi);
     case 3: return narrow_run<T, 3>(s, o, rows, cols, lo, hi);
     case 4: return narrow_run<T, 4>(s, o, rows, cols, lo, hi);
-    default:
-      if (rows == k) {
-        for (int64_t j = lo; j < hi; ++j)
-          for (int64_t i = 0; i < rows; ++i) o[j * rows + i] = s[i * cols + j];
-      } else {
-        for (int64_t j = 0; j < cols; ++j)
-          for (int64_t i = lo; i < hi; ++i) o[j * rows + i] = s[i * cols + j];
-      }
+    default: return narrow_run<T, 0>(s, o, rows, cols, lo, hi);
   }
 }
 
