@@ -42,6 +42,9 @@ struct Tensor {
 struct ModelOptions {
   std::string precision;   // "" automatic (int8 for a quantized model, else fp32), fp32, bf16, int8
   int64_t batch = 0;       // 0: the tuned batch, else a .plan's own, else 1
+  // An .onnx's batch runs as batch / micro_batch runs of the network compiled for
+  // micro_batch; 0: the compiler chooses (items independent, activations fit the caches).
+  int64_t micro_batch = 0;
   int threads = 0;         // per session; 0: the tuned split, else every core
   int instances = 0;       // concurrent sessions a server should run; 0: tuned, else 1
   std::string preprocess;  // "imagenet": the input is uint8 RGB images (NHWC), normalised inside

@@ -182,7 +182,8 @@ std::string cache_key(const std::string& model_path, std::string_view model_byte
   for (bool f : {c.avx2, c.fma, c.avx512f, c.avx512bw, c.avx512vl, c.avx512dq, c.avx512bf16, c.avx512vnni, c.amx_tile,
                  c.amx_bf16, c.amx_int8, c.avx_vnni})
     k += f ? '1' : '0';
-  k += "|batch=" + std::to_string(opts.batch) + "|optimize=" + std::to_string(opts.optimize);
+  k += "|batch=" + std::to_string(opts.batch) + "|micro=" + std::to_string(opts.micro_batch) +
+       "|optimize=" + std::to_string(opts.optimize);
   for (const auto& [name, shape] : opts.input_shapes) k += "|shape:" + name + "=" + ir::shape_str(shape);
   k += "|precision=" + std::string(passes::precision_name(opts.precision)) + (opts.precision_auto ? ",auto" : "");
   if (opts.precision == passes::Precision::int8 || opts.precision_auto) {

@@ -75,10 +75,10 @@ Expected<std::shared_ptr<const plan::Program>> load_plan(const std::string& path
 }
 
 // An input as runtime::Session takes it: NHWC where the plan stores it so (an image input).
-TensorSpec input_spec(const ir::Tensor& t) {
+TensorSpec input_spec(const plan::Program& p, const ir::Tensor& t) {
   ir::Shape shape = t.shape;
   if (t.layout == ir::Layout::nhwc && shape.size() == 4) shape = {shape[0], shape[2], shape[3], shape[1]};
-  return {t.name, static_cast<DType>(t.dtype), std::move(shape)};
+  return {t.name, static_cast<DType>(t.dtype), plan::batch_shape(p, std::move(shape))};
 }
 
 }  // namespace
@@ -101,10 +101,11 @@ Expected<std::shared_ptr<Model>> wrap_program(std::shared_ptr<const plan::Progra
   impl->report = std::move(report);
   // The specs as runtime::Session gives them (its inputs() and outputs()).
   const ir::Graph& g = program->graph;
-  for (int id : g.inputs) impl->inputs.push_back(input_spec(g.t(id)));
+  for (int id : g.inputs) impl->inputs.push_back(input_spec(*program, g.t(id)));
   const ir::Graph& og = plan::output_graph(*program);
   for (int id : og.outputs)
-    impl->outputs.push_back({og.t(id).name, static_cast<DType>(og.t(id).dtype), plan::output_spec_shape(og.t(id))});
+    impl->outputs.push_back({og.t(id).name, static_cast<DType>(og.t(id).dtype),
+                             plan::batch_shape(*program, plan::output_spec_shape(og.t(id)))});
   impl->threads = opts.threads > 0 ? opts.threads : std::max(1, host_cpu().cores);
   impl->instances = opts.instances > 0 ? opts.instances : 1;
   const ir::ImagePreprocess& pp = program->preprocess;
@@ -177,6 +178,7 @@ Expected<std::shared_ptr<Model>> open_model(const std::string& path, const Model
     auto batch = batch_with_shapes(o.batch, o.shapes);
     if (!batch.ok()) return batch.status();
     co.batch = *batch;
+    co.micro_batch = o.micro_batch;
     co.input_shapes = o.shapes;
     co.optimize = extras.optimize;
     co.preprocess = *pre;

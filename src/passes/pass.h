@@ -18,6 +18,16 @@ namespace systolic::passes {
 enum class Precision : uint8_t { fp32, bf16, int8 };
 const char* precision_name(Precision p);
 
+// What batch_axis found: whether each item of the batch is computed from that item alone
+// (then a plan for batch B may run as B/m runs of the network compiled for batch m), and if
+// not, the first node that reads across items.
+struct BatchSplit {
+  bool separable = false;
+  std::string why;         // why not
+  int64_t item_bytes = 0;  // the most one node reads and writes of one item's activations
+  uint64_t signature = 0;  // the graph's shapes with the batch dim marked
+};
+
 struct PassContext {
   CpuFeatures cpu;          // the target the program is compiled for
   Precision precision = Precision::fp32;
@@ -39,6 +49,7 @@ struct PassContext {
   // their own (null: none). Its inputs are static tensors and model inputs (by name), its
   // outputs the model's outputs.
   std::shared_ptr<ir::Graph> tail;
+  BatchSplit batch_split;  // set by batch_axis
 };
 
 struct Pass {
@@ -52,6 +63,7 @@ Status bind_input_shapes(ir::Graph&, PassContext&);
 Status constant_folding(ir::Graph&, PassContext&);
 Status shape_inference(ir::Graph&, PassContext&);
 Status split_dynamic(ir::Graph&, PassContext&);
+Status batch_axis(ir::Graph&, PassContext&);
 Status dead_code_elimination(ir::Graph&, PassContext&);
 Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
@@ -85,8 +97,10 @@ void mark_dynamic(ir::Graph& g, const ir::Node& n);
 // The full compile pipeline (optimize) or the reference one (fold + infer only).
 const std::vector<Pass>& pipeline(bool optimize);
 
-// Runs the pipeline; calls `after` with each pass's name and the graph after it (may be null).
+// Runs the pipeline; calls `after` with each pass's name and the graph after it (may be null);
+// stops after the pass named `last` when one is given.
 Status run_pipeline(ir::Graph& g, PassContext& ctx,
-                    const std::function<void(const char*, const ir::Graph&)>& after = nullptr);
+                    const std::function<void(const char*, const ir::Graph&)>& after = nullptr,
+                    const char* last = nullptr);
 
 }  // namespace systolic::passes

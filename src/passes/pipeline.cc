@@ -1,4 +1,6 @@
 // The pass pipeline: one list, printable with --dump-passes.
+#include <string_view>
+
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -20,6 +22,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"constant_folding", constant_folding},
       {"shape_inference", shape_inference},
       {"split_dynamic", split_dynamic},
+      {"batch_axis", batch_axis},
       {"fold_qdq", fold_qdq},
       {"dead_code_elimination", dead_code_elimination},
       {"convtranspose_to_conv", convtranspose_to_conv},
@@ -53,7 +56,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
 }
 
 Status run_pipeline(ir::Graph& g, PassContext& ctx,
-                    const std::function<void(const char*, const ir::Graph&)>& after) {
+                    const std::function<void(const char*, const ir::Graph&)>& after, const char* last) {
   for (const Pass& p : pipeline(ctx.optimize)) {
     Status st = p.run(g, ctx);
     if (!st.ok()) return st;
@@ -62,6 +65,7 @@ Status run_pipeline(ir::Graph& g, PassContext& ctx,
     if (!st.ok()) return Err("after pass %s: %s", p.name, st.message().c_str());
 #endif
     if (after) after(p.name, g);
+    if (last && std::string_view(last) == p.name) break;
   }
   return Status::Ok();
 }

@@ -54,34 +54,36 @@ void compact_tensors(ir::Graph& g) {
 
 }  // namespace
 
-Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& opts,
-                                           const std::function<void(const char*, const ir::Graph&)>& after_pass) {
+namespace {
+
+// The context every pipeline run of one compile starts from, for a graph of batch `batch`
+// (bound input shapes lead with it).
+passes::PassContext base_context(const ir::Graph& graph, const CompileOptions& opts, int64_t batch) {
+  passes::PassContext ctx;
+  ctx.cpu = opts.cpu_set ? opts.cpu : host_cpu();
+  ctx.batch = batch;
+  ctx.input_shapes = opts.input_shapes;
+  for (auto& [name, shape] : ctx.input_shapes)
+    if (!shape.empty() && shape[0] == opts.batch) shape[0] = batch;
+  ctx.optimize = opts.optimize;
+  ctx.preprocess = opts.preprocess;
+  // Constant folding keeps an int8 plan's weight DequantizeLinear nodes: the precision is
+  // part of what the early passes see.
+  ctx.precision = !opts.optimize ? passes::Precision::fp32 : opts.precision_auto && is_quantized_model(graph)
+                                                                ? passes::Precision::int8
+                                                                : opts.precision;
+  return ctx;
+}
+
+// The whole pipeline for a graph of batch `batch` (opts.batch or a micro-batch of it).
+Expected<std::shared_ptr<Program>> compile_at(ir::Graph graph, const CompileOptions& opts, int64_t batch,
+                                              const std::function<void(const char*, const ir::Graph&)>& after_pass,
+                                              passes::BatchSplit* split) {
   const auto t0 = std::chrono::steady_clock::now();
   auto p = std::make_shared<Program>();
   p->stats.nodes_before = static_cast<int64_t>(graph.nodes.size());
-  passes::PassContext ctx;
-  ctx.cpu = opts.cpu_set ? opts.cpu : host_cpu();
-  ctx.batch = opts.batch;
-  ctx.input_shapes = opts.input_shapes;
-  ctx.optimize = opts.optimize;
-  ctx.preprocess = opts.preprocess;
-  const bool quantized_model = is_quantized_model(graph);
-  passes::Precision precision = opts.precision_auto && quantized_model ? passes::Precision::int8 : opts.precision;
-  if (!opts.optimize) precision = passes::Precision::fp32;
-  // A misspelt --keep-fp32 name would silently keep nothing: check them before calibrating.
-  for (const std::string& name : opts.keep_fp32) {
-    bool found = false;
-    for (const ir::Node& n : graph.nodes) found = found || n.name == name;
-    if (!found) return Err("--keep-fp32 %s: the model has no node of that name (compile --kernels lists them)", name.c_str());
-  }
-  std::shared_ptr<const std::map<std::string, ir::QuantParams>> activation_quant = opts.activation_quant;
-  if (precision == passes::Precision::int8 && !quantized_model && !activation_quant && opts.calibrate) {
-    auto cal = opts.calibrate(graph, opts);
-    if (!cal.ok()) return cal.status();
-    activation_quant = *cal;
-  }
-  ctx.precision = precision;
-  ctx.activation_quant = activation_quant.get();
+  passes::PassContext ctx = base_context(graph, opts, batch);
+  ctx.activation_quant = opts.activation_quant.get();
   ctx.keep_fp32 = opts.keep_fp32;
   ctx.fuse_residual = opts.fuse_residual;
   SYSTOLIC_RETURN_IF_ERROR(passes::run_pipeline(graph, ctx, after_pass));
@@ -103,7 +105,8 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
   }
   p->isa = isa_name(ctx.cpu);
   p->precision = passes::precision_name(ctx.precision);
-  p->batch = opts.batch;
+  p->batch = batch;
+  p->micro_batch = batch;
   p->optimized = opts.optimize;
   p->kernel_log = std::move(ctx.log);
   p->preprocess = ctx.preprocess;
@@ -118,8 +121,89 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
     p->tail = std::move(ctx.tail);
   }
   p->graph = std::move(graph);
+  *split = ctx.batch_split;
   p->stats.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return p;
+}
+
+}  // namespace
+
+int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu) {
+  // The micro-batch's busiest node should stay in the caches (the cores' L2 and most of the
+  // L3): past them each layer streams its activations from memory, and a smaller batch gives
+  // the kernels too few rows to split over the cores. Measured on ResNet-50 and MobileNetV2,
+  // fp32 and int8 (docs/benchmarks.md): the best micro-batches were 2-8 of 16.
+  const double budget = static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
+  int64_t best = 1;
+  for (int64_t m = 1; m <= batch; ++m)
+    if (batch % m == 0 && static_cast<double>(m) * static_cast<double>(std::max<int64_t>(item_bytes, 1)) <= budget) best = m;
+  return best;
+}
+
+Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& options,
+                                           const std::function<void(const char*, const ir::Graph&)>& after_pass) {
+  // A misspelt --keep-fp32 name would silently keep nothing: check them before calibrating.
+  for (const std::string& name : options.keep_fp32) {
+    bool found = false;
+    for (const ir::Node& n : graph.nodes) found = found || n.name == name;
+    if (!found) return Err("--keep-fp32 %s: the model has no node of that name (compile --kernels lists them)", name.c_str());
+  }
+  CompileOptions opts = options;
+  if (base_context(graph, opts, opts.batch).precision == passes::Precision::int8 && !is_quantized_model(graph) &&
+      !opts.activation_quant && opts.calibrate) {
+    auto cal = opts.calibrate(graph, opts);
+    if (!cal.ok()) return cal.status();
+    opts.activation_quant = *cal;
+  }
+  const int64_t batch = opts.batch;
+  if (opts.micro_batch < 0) return Err("micro-batch %lld: must be positive (or 0 to choose)", static_cast<long long>(opts.micro_batch));
+  if (opts.micro_batch > 0 && (opts.micro_batch > batch || batch % opts.micro_batch != 0))
+    return Err("micro-batch %lld does not divide batch %lld", static_cast<long long>(opts.micro_batch),
+               static_cast<long long>(batch));
+  int64_t micro = batch;
+  passes::BatchSplit whole;
+  if (opts.optimize && batch > 1 && opts.micro_batch != batch) {
+    // The graph at the full batch, as far as the analysis: whether its items are independent,
+    // and how much one item's activations take.
+    ir::Graph probe = graph;
+    passes::PassContext pc = base_context(graph, opts, batch);
+    if (passes::run_pipeline(probe, pc, nullptr, "batch_axis").ok()) whole = pc.batch_split;
+    if (opts.micro_batch > 0 && !whole.separable)
+      return Err("batch %lld cannot run as runs of %lld: %s", static_cast<long long>(batch),
+                 static_cast<long long>(opts.micro_batch), whole.why.empty() ? "the model does not compile at that batch" : whole.why.c_str());
+    // The analysis sees float activations; an int8 plan stores them in a byte.
+    if (pc.precision == passes::Precision::int8) whole.item_bytes /= 4;
+    if (whole.separable)
+      micro = opts.micro_batch > 0 ? opts.micro_batch : choose_micro_batch(batch, whole.item_bytes, opts.cpu_set ? opts.cpu : host_cpu());
+  }
+  passes::BatchSplit split;
+  if (micro < batch) {
+    auto p = compile_at(graph, opts, micro, after_pass, &split);
+    // The network at the micro-batch must be the same one, shape for shape.
+    if (p.ok() && split.signature == whole.signature) {
+      Program& prog = **p;
+      prog.batch = batch;
+      prog.micro_batch = micro;
+      prog.kernel_log = "batch " + std::to_string(batch) + " runs as " + std::to_string(batch / micro) + " x batch " +
+                        std::to_string(micro) + " (one item's busiest node moves " +
+                        std::to_string(whole.item_bytes >> 10) + " KiB)\n" + prog.kernel_log;
+      return p;
+    }
+    if (opts.micro_batch > 0)
+      return Err("batch %lld cannot run as runs of %lld: the model compiled for batch %lld %s",
+                 static_cast<long long>(batch), static_cast<long long>(micro), static_cast<long long>(micro),
+                 p.ok() ? "has other shapes" : p.status().message().c_str());
+  }
+  auto p = compile_at(std::move(graph), opts, batch, after_pass, &split);
+  if (p.ok() && opts.optimize && batch > 1)
+    (*p)->kernel_log = "batch " + std::to_string(batch) + " runs whole: " +
+                       (opts.micro_batch == batch ? std::string("as asked")
+                        : !whole.separable    ? whole.why
+                        : micro < batch       ? std::string("the network at a smaller batch differs in shape")
+                                              : std::string("one item's busiest node moves ") +
+                                                    std::to_string(whole.item_bytes >> 10) + " KiB, the batch fits the caches") +
+                       "\n" + (*p)->kernel_log;
   return p;
 }
 

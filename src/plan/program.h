@@ -15,8 +15,8 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 6;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
-                                      // 6: dynamic tail
+constexpr uint32_t kPlanVersion = 7;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+                                      // 6: dynamic tail; 7: micro-batch
 
 struct CompileStats {
   int64_t nodes_before = 0;
@@ -31,7 +31,11 @@ struct Program {
   ir::Graph graph;
   std::string isa;           // highest instruction set the kernels were chosen for
   std::string precision = "fp32";  // fp32, bf16 or int8: what the matrix kernels compute in
-  int64_t batch = 1;
+  int64_t batch = 1;         // what inputs and outputs carry
+  // The batch the graph was compiled for: one run of the plan runs it batch / micro_batch
+  // times over consecutive slices of the batch (its items are independent: passes/batch_axis.cc),
+  // so a large batch keeps a small batch's working set in the caches.
+  int64_t micro_batch = 1;
   bool optimized = true;
   CompileStats stats;
   std::string kernel_log;    // per-node kernel choice and why faster ones were rejected
@@ -41,6 +45,15 @@ struct Program {
   // its outputs are then the model's outputs (graph.outputs only feed it).
   std::shared_ptr<const ir::Graph> tail;
 };
+
+// How many runs of the graph make one run of the plan.
+inline int64_t runs_per_batch(const Program& p) { return p.micro_batch > 0 ? p.batch / p.micro_batch : 1; }
+// A graph input's or output's shape as the plan's callers see it: the batch dim scaled up
+// from the micro-batch the graph was compiled for.
+inline ir::Shape batch_shape(const Program& p, ir::Shape s) {
+  if (runs_per_batch(p) > 1 && !s.empty()) s[0] *= runs_per_batch(p);
+  return s;
+}
 
 // The model's outputs: the tail's where the program has one.
 inline const ir::Graph& output_graph(const Program& p) { return p.tail ? *p.tail : p.graph; }
@@ -52,6 +65,10 @@ std::string dynamic_summary(const Program& p);
 
 struct CompileOptions {
   int64_t batch = 1;
+  // Runs a batch as batch / micro_batch runs of the network compiled for micro_batch (which
+  // must divide it, and the model's items must be independent); 0 chooses: the largest
+  // divisor whose activations fit the caches (choose_micro_batch).
+  int64_t micro_batch = 0;
   // Full shapes for named inputs (--shape NAME=1x3x48x320): they bind symbolic dims other
   // than the batch, and must agree with every dim the model fixes.
   std::map<std::string, ir::Shape> input_shapes;
@@ -80,6 +97,8 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                                            const std::function<void(const char*, const ir::Graph&)>& after_pass = nullptr);
 
 std::string isa_name(const CpuFeatures& cpu);
+// The micro-batch for `batch` when one item's busiest node moves `item_bytes` of activations.
+int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu);
 // Whether the model carries quantization (QuantizeLinear/DequantizeLinear or QLinear* ops):
 // such models default to int8.
 bool is_quantized_model(const ir::Graph& g);

@@ -56,6 +56,39 @@ TEST(PlanFile, ConstantsStartOnCacheLines) {
   EXPECT_GE(consts, 4);  // packed weights and bias, in both programs
 }
 
+// A plan whose batch runs as micro-batches keeps both numbers; its session takes the whole
+// batch and gives what the whole-batch plan gives.
+TEST(PlanFile, KeepsTheMicroBatch) {
+  ir::Graph g = small_net();
+  g.t(g.inputs[0]).shape[0] = -1;  // a symbolic batch
+  plan::CompileOptions co;
+  co.batch = 4;
+  std::vector<std::vector<float>> outs;
+  for (int64_t micro : {4, 2}) {
+    co.micro_batch = micro;
+    auto p = plan::compile(g, co);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    auto q = plan::load_program_bytes(plan::serialize_program(**p));
+    ASSERT_TRUE(q.ok()) << q.status().message();
+    EXPECT_EQ((*q)->batch, 4);
+    EXPECT_EQ((*q)->micro_batch, micro);
+    EXPECT_EQ(plan::runs_per_batch(**q), 4 / micro);
+    auto s = runtime::Session::create(*q);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    EXPECT_EQ((*s)->inputs()[0].shape, (ir::Shape{4, 3, 12, 12}));
+    EXPECT_EQ((*s)->outputs()[0].shape, (ir::Shape{4, 8}));
+    ir::Tensor whole = (*q)->graph.t((*q)->graph.inputs[0]);
+    whole.shape = (*s)->inputs()[0].shape;
+    std::vector<std::pair<std::string, runtime::HostTensor>> ins;
+    ins.emplace_back("x", random_input(whole, 3));
+    std::vector<runtime::HostTensor> res;
+    ASSERT_TRUE((*s)->run(ins, &res).ok());
+    ASSERT_EQ(res[0].shape, (ir::Shape{4, 8}));
+    outs.emplace_back(res[0].as<float>(), res[0].as<float>() + res[0].numel());
+  }
+  for (std::size_t i = 0; i < outs[0].size(); ++i) EXPECT_NEAR(outs[1][i], outs[0][i], 1e-5f) << i;
+}
+
 TEST(PlanFile, KeepsImagePreprocessing) {
   plan::CompileOptions co;
   co.preprocess = ir::imagenet_preprocess();

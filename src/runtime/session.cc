@@ -360,7 +360,18 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     }
   }
   // An image input is given as stored (NHWC); every other input in its logical shape.
-  for (int id : g.inputs) s->inputs_.push_back({g.t(id).name, g.t(id).dtype, physical(g.t(id))});
+  s->runs_ = plan::runs_per_batch(*program);
+  if (s->runs_ > 1) {
+    if (program->tail) return Err("plan is inconsistent: a plan with a dynamic tail runs its batch whole; recompile the model");
+    for (const auto* ids : {&g.inputs, &g.outputs})
+      for (int id : *ids)
+        if (g.t(id).shape.empty() || g.t(id).shape[0] != program->micro_batch)
+          return Err("plan is inconsistent: %s %s does not lead with its micro-batch %lld; recompile the model",
+                     g.t(id).name.c_str(), ir::shape_str(g.t(id).shape).c_str(), static_cast<long long>(program->micro_batch));
+    s->flops_ *= static_cast<double>(s->runs_);
+  }
+  for (int id : g.inputs)
+    s->inputs_.push_back({g.t(id).name, g.t(id).dtype, plan::batch_shape(*program, physical(g.t(id)))});
   if (program->tail)
     for (int id : program->tail->inputs) {
       const std::string& name = program->tail->t(id).name;
@@ -372,7 +383,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (!found) return Err("plan is inconsistent: the dynamic tail reads %s, which nothing gives", name.c_str());
     }
   const ir::Graph& og = plan::output_graph(*program);
-  for (int id : og.outputs) s->outputs_.push_back({og.t(id).name, og.t(id).dtype, plan::output_spec_shape(og.t(id))});
+  for (int id : og.outputs)
+    s->outputs_.push_back({og.t(id).name, og.t(id).dtype, plan::batch_shape(*program, plan::output_spec_shape(og.t(id)))});
   return s;
 }
 

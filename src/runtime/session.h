@@ -104,8 +104,11 @@ class Session {
  private:
   Session() = default;
   Status execute();  // runs every step on the arena (inputs already copied in)
-  // Copies the inputs into the arena; `who` names the caller in errors.
-  Status load_inputs(const std::vector<const void*>& inputs, const char* who);
+  // Copies slice `run` (of runs_ along the batch) of each input into the arena; `who` names
+  // the caller in errors.
+  Status load_inputs(const std::vector<const void*>& inputs, const char* who, int64_t run = 0);
+  // Copies the static outputs of the graph's run `run` into their slices of `outputs`.
+  void store_outputs(const std::vector<void*>& outputs, int64_t run) const;
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),
   // the rest from the static outputs.
   Status run_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
@@ -124,6 +127,7 @@ class Session {
   float* workspace_ = nullptr;
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<TensorInfo> inputs_, outputs_;
+  int64_t runs_ = 1;  // runs of the graph per run of the plan (plan::runs_per_batch)
   double flops_ = 0;
   bool profiling_ = false;
   bool tracing_ = false;

@@ -20,13 +20,12 @@ Status Session::run(const std::vector<std::pair<std::string, HostTensor>>& input
       for (int id : g.inputs) names += (names.empty() ? "" : ", ") + g.t(id).name;
       return Err("the model has no input named '%s' (inputs: %s)", name.c_str(), names.c_str());
     }
-    const ir::Tensor& want = g.t(g.inputs[k]);
     const TensorInfo& info = inputs_[k];
     if (t.dtype != info.dtype || t.shape != info.shape)
       return Err("input '%s': expected %s%s, got %s%s", name.c_str(), ir::dtype_name(info.dtype),
                  ir::shape_str(info.shape).c_str(), ir::dtype_name(t.dtype), ir::shape_str(t.shape).c_str());
-    if (t.data.size() != want.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
-                                                  t.data.size(), want.bytes());
+    if (t.data.size() != info.bytes()) return Err("input '%s': buffer holds %zu bytes, expected %zu", name.c_str(),
+                                                  t.data.size(), info.bytes());
     in_ptrs[k] = t.data.data();
     given[k] = 1;
   }
@@ -52,31 +51,47 @@ Status Session::run_dynamic(const std::vector<const void*>& inputs, std::vector<
   const ir::Graph& g = program_->graph;
   if (inputs.size() != g.inputs.size())
     return Err("run: the model has %zu inputs; got %zu buffers", g.inputs.size(), inputs.size());
-  SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run"));
-  SYSTOLIC_RETURN_IF_ERROR(execute());
-  if (program_->tail) return timed_tail(inputs, outputs);
+  if (program_->tail) {
+    SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run"));
+    SYSTOLIC_RETURN_IF_ERROR(execute());
+    return timed_tail(inputs, outputs);
+  }
   outputs->resize(g.outputs.size());
+  std::vector<void*> dst(g.outputs.size());
   for (std::size_t k = 0; k < g.outputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.outputs[k]);
     HostTensor& o = (*outputs)[k];
-    o.dtype = t.dtype;
-    o.shape = t.shape;
-    o.data.resize(t.bytes());
-    if (o.data.empty()) continue;
-    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    std::memcpy(o.data.data(), src, o.data.size());
+    o.dtype = outputs_[k].dtype;
+    o.shape = outputs_[k].shape;
+    o.data.resize(outputs_[k].bytes());
+    dst[k] = o.data.data();
+  }
+  for (int64_t r = 0; r < runs_; ++r) {
+    SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run", r));
+    SYSTOLIC_RETURN_IF_ERROR(execute());
+    store_outputs(dst, r);
   }
   return Status::Ok();
 }
 
-Status Session::load_inputs(const std::vector<const void*>& inputs, const char* who) {
+Status Session::load_inputs(const std::vector<const void*>& inputs, const char* who, int64_t run) {
   const ir::Graph& g = program_->graph;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const ir::Tensor& t = g.t(g.inputs[k]);
     if (!inputs[k] && t.bytes() > 0) return Err("%s: input '%s' is a null buffer", who, t.name.c_str());
-    if (t.arena_offset >= 0 && t.bytes() > 0) std::memcpy(arena_ + t.arena_offset, inputs[k], t.bytes());
+    if (t.arena_offset >= 0 && t.bytes() > 0)
+      std::memcpy(arena_ + t.arena_offset, static_cast<const uint8_t*>(inputs[k]) + run * t.bytes(), t.bytes());
   }
   return Status::Ok();
+}
+
+void Session::store_outputs(const std::vector<void*>& outputs, int64_t run) const {
+  const ir::Graph& g = program_->graph;
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    const ir::Tensor& t = g.t(g.outputs[k]);
+    if (t.bytes() == 0) continue;
+    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
+    std::memcpy(static_cast<uint8_t*>(outputs[k]) + run * t.bytes(), src, t.bytes());
+  }
 }
 
 Status Session::timed_tail(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs) {
@@ -115,16 +130,13 @@ Status Session::run_into(const std::vector<const void*>& inputs, const std::vect
     }
     return Status::Ok();
   }
-  SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run_into"));
   for (std::size_t k = 0; k < outputs.size(); ++k)
     if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
       return Err("run_into: output '%s' is a null buffer", g.t(g.outputs[k]).name.c_str());
-  SYSTOLIC_RETURN_IF_ERROR(execute());
-  for (std::size_t k = 0; k < outputs.size(); ++k) {
-    const ir::Tensor& t = g.t(g.outputs[k]);
-    if (t.bytes() == 0) continue;
-    const void* src = t.is_const() ? static_cast<const void*>(t.data->data()) : arena_ + t.arena_offset;
-    std::memcpy(outputs[k], src, t.bytes());
+  for (int64_t r = 0; r < runs_; ++r) {
+    SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run_into", r));
+    SYSTOLIC_RETURN_IF_ERROR(execute());
+    store_outputs(outputs, r);
   }
   return Status::Ok();
 }
@@ -206,7 +218,7 @@ void Session::set_trace(std::size_t runs) {
   runs_traced_ = 0;
   tracing_ = runs > 0;
   if (tracing_) {
-    trace_.reserve(runs * (steps_.size() + 1));
+    trace_.reserve(runs * static_cast<std::size_t>(runs_) * (steps_.size() + 1));
     profiling_ = true;
   }
 }
@@ -243,10 +255,11 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->mm_k   ? st->mm_k->name
                : st->norm_k ? st->norm_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32") : "interp";
-    p.flops = st->flops;
-    p.bytes = st->bytes;
+    // Per run of the plan: a micro-batched plan runs each step runs_ times.
+    p.flops = st->flops * static_cast<double>(runs_);
+    p.bytes = st->bytes * runs_;
     p.total_ms = st->total_ms;
-    p.runs = st->runs;
+    p.runs = st->runs / runs_;
     out.push_back(std::move(p));
   }
   if (program_->tail) {

@@ -51,7 +51,7 @@ struct Walk {
   double elems(int id) const {
     const ir::Tensor& x = p.graph.t(id);
     double n = static_cast<double>(x.numel());
-    if (!x.is_const() && !x.shape.empty() && x.shape[0] == p.batch) n *= scale;
+    if (!x.is_const() && !x.shape.empty() && x.shape[0] == p.micro_batch) n *= scale;
     return n;
   }
   // Bytes per element as the plan keeps the tensor: u8 activations of an int8 plan 1, float
@@ -106,7 +106,7 @@ Status gemm_of_node(const Walk& w, const ir::Node& n, GemmShape* g, std::string*
     } else {
       SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, gr.t(n.inputs[0]).shape, gr.t(n.inputs[1]).shape, &cp));
     }
-    if (cp.n == w.p.batch) cp.n = static_cast<int>(batch);
+    if (cp.n == w.p.micro_batch) cp.n = static_cast<int>(batch);
     *conv = cp;
     g->groups = cp.groups;
     g->m = static_cast<int64_t>(cp.n) * cp.oh * cp.ow;
@@ -183,7 +183,7 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
   std::map<std::string, int> substituted;        // "int8 as bf16" -> layers
   std::map<std::string, double> macs_by_rate;    // effective precision -> MACs
   std::map<std::string, target::PrecisionRate> rates;
-  Walk w{p, t, o, forced ? rate->bytes : 0, static_cast<double>(r.batch) / std::max<int64_t>(1, p.batch), {}};
+  Walk w{p, t, o, forced ? rate->bytes : 0, static_cast<double>(r.batch) / std::max<int64_t>(1, p.micro_batch), {}};
   // Activations no larger than a quarter of on-chip memory stay there between producer and
   // consumers (graph inputs arrive from, and outputs leave to, off-chip memory).
   const ir::Graph& g = p.graph;

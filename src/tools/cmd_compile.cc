@@ -22,6 +22,10 @@ void register_compile(CLI::App& app) {
   cmd->add_flag("--dump-passes", *dump, "print the graph after each pass");
   cmd->add_flag("--kernels", *show_kernels, "print the kernel chosen per node and why faster ones were rejected");
   cmd->add_flag("--reference", *reference, "compile for the reference executor (no optimization)");
+  auto micro = std::make_shared<int64_t>(0);
+  cmd->add_option("--micro-batch", *micro,
+                  "run the batch as runs of this many items (must divide it; default: chosen for the caches)")
+      ->check(CLI::PositiveNumber);
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();
@@ -38,6 +42,7 @@ void register_compile(CLI::App& app) {
     if (!g.ok()) return fail(g.status());
     plan::CompileOptions co;
     co.batch = *b;
+    co.micro_batch = *micro;
     co.input_shapes = *bound;
     co.optimize = !*reference;
     auto preprocess = resolve_preprocess(*pre);
@@ -56,6 +61,9 @@ void register_compile(CLI::App& app) {
     const plan::CompileStats& s = (*p)->stats;
     std::printf("compiled %s for %s, %s, batch %lld in %.1f ms\n", model->c_str(), (*p)->isa.c_str(),
                 (*p)->precision.c_str(), static_cast<long long>(*b), s.compile_ms);
+    if (plan::runs_per_batch(**p) > 1)
+      std::printf("  micro-batch: %lld (the batch runs as %lld runs; its items are independent)\n",
+                  static_cast<long long>((*p)->micro_batch), static_cast<long long>(plan::runs_per_batch(**p)));
     std::printf("  nodes: %lld -> %lld\n", static_cast<long long>(s.nodes_before), static_cast<long long>(s.nodes_after));
     std::printf("  arena: %.2f MiB (naive sum of intermediates %.2f MiB, %.1fx less)\n", s.arena_bytes / 1048576.0,
                 s.naive_bytes / 1048576.0, s.arena_bytes > 0 ? static_cast<double>(s.naive_bytes) / s.arena_bytes : 0.0);

@@ -40,6 +40,7 @@ Expected<std::shared_ptr<const plan::Program>> load_model(const std::string& pat
   systolic::ModelOptions mo;
   mo.precision = opts.precision.precision;
   mo.batch = opts.batch;
+  mo.micro_batch = opts.micro_batch;
   mo.shapes = opts.input_shapes;
   mo.use_cache = opts.cache;
   mo.use_tuned = false;

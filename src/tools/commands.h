@@ -40,6 +40,7 @@ bool is_plan_file(const std::string& path);
 // A model given as .onnx (imported and compiled for `batch`) or as a compiled .plan.
 struct ModelOptions {
   int64_t batch = 0;       // 0: the plan's, or 1 for an .onnx with a symbolic batch dim
+  int64_t micro_batch = 0; // --micro-batch (0: the compiler chooses)
   bool optimize = true;
   bool cache = true;       // use the compile cache (api/compile_cache.h) for an .onnx
   ir::ImagePreprocess preprocess;  // for an .onnx; a .plan must have been compiled with the same
