@@ -73,6 +73,27 @@ TEST(Cli, BenchRunsAPlanAtItsOwnBatch) {
   expect_clean_error(sh("bench " + plan + " --batch 4 --iters 1"), "compiled for batch 2");
 }
 
+// --micro-batch: a plan for batch 4 run as 2 x 2 gives the logits of the plan run whole; a
+// micro-batch that does not divide the batch is a one-line error.
+TEST(Cli, MicroBatchRunsTheWholeBatch) {
+  Result c = sh("compile " + model() + " --batch 4 --micro-batch 2 --kernels -o " + dir() + "/r18mb.plan");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("micro-batch: 2 (the batch runs as 2 runs"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("batch 4 runs as 2 x batch 2"), std::string::npos) << c.out;
+  ASSERT_EQ(sh("compile " + model() + " --batch 4 --micro-batch 4 -o " + dir() + "/r18whole.plan").status, 0);
+  for (const char* plan : {"r18mb", "r18whole"}) {
+    Result r = sh(std::string("run ") + dir() + "/" + plan + ".plan --output-dir " + dir() + "/" + plan);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  auto a = systolic::frontend::load_tensor(dir() + "/r18mb/logits.npy");
+  auto b = systolic::frontend::load_tensor(dir() + "/r18whole/logits.npy");
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->shape, (std::vector<int64_t>{4, 1000}));
+  ASSERT_EQ(a->shape, b->shape);
+  for (int64_t i = 0; i < a->numel(); ++i) ASSERT_NEAR(a->as<float>()[i], b->as<float>()[i], 1e-4f) << i;
+  expect_clean_error(sh("compile " + model() + " --batch 4 --micro-batch 3"), "micro-batch 3 does not divide batch 4");
+}
+
 // `simulate --compare ...,host` puts the plan run here beside the simulated rows, per batch; a
 // plan compiled for one batch says so for the others instead of measuring a wrong one.
 TEST(Cli, CompareIncludesTheMeasuredHostRow) {

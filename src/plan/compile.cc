@@ -143,6 +143,7 @@ int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures&
 
 Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions& options,
                                            const std::function<void(const char*, const ir::Graph&)>& after_pass) {
+  const auto t0 = std::chrono::steady_clock::now();
   // A misspelt --keep-fp32 name would silently keep nothing: check them before calibrating.
   for (const std::string& name : options.keep_fp32) {
     bool found = false;
@@ -156,6 +157,9 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
     if (!cal.ok()) return cal.status();
     opts.activation_quant = *cal;
   }
+  auto stamp = [&](Program& prog) {  // the whole compile's time, probe included
+    prog.stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
   const int64_t batch = opts.batch;
   if (opts.micro_batch < 0) return Err("micro-batch %lld: must be positive (or 0 to choose)", static_cast<long long>(opts.micro_batch));
   if (opts.micro_batch > 0 && (opts.micro_batch > batch || batch % opts.micro_batch != 0))
@@ -188,6 +192,7 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
       prog.kernel_log = "batch " + std::to_string(batch) + " runs as " + std::to_string(batch / micro) + " x batch " +
                         std::to_string(micro) + " (one item's busiest node moves " +
                         std::to_string(whole.item_bytes >> 10) + " KiB)\n" + prog.kernel_log;
+      stamp(prog);
       return p;
     }
     if (opts.micro_batch > 0)
@@ -196,7 +201,9 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                  p.ok() ? "has other shapes" : p.status().message().c_str());
   }
   auto p = compile_at(std::move(graph), opts, batch, after_pass, &split);
-  if (p.ok() && opts.optimize && batch > 1)
+  if (!p.ok()) return p;
+  stamp(**p);
+  if (opts.optimize && batch > 1)
     (*p)->kernel_log = "batch " + std::to_string(batch) + " runs whole: " +
                        (opts.micro_batch == batch ? std::string("as asked")
                         : !whole.separable    ? whole.why

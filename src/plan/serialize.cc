@@ -287,7 +287,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
   if (p->precision != "fp32" && p->precision != "bf16" && p->precision != "int8") r.bad = true;
   p->batch = r.pod<int64_t>();
   p->micro_batch = version >= 7 ? r.pod<int64_t>() : p->batch;
-  if (p->micro_batch < 1 || p->batch % p->micro_batch != 0) r.bad = true;
+  if (version >= 7 && (p->micro_batch < 1 || p->batch < p->micro_batch || p->batch % p->micro_batch != 0)) r.bad = true;
   p->optimized = r.pod<uint8_t>();
   CompileStats& s = p->stats;
   for (int64_t* v : {&s.nodes_before, &s.nodes_after, &s.arena_bytes, &s.naive_bytes, &s.weight_bytes}) *v = r.pod<int64_t>();

@@ -361,13 +361,23 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
   }
   // An image input is given as stored (NHWC); every other input in its logical shape.
   s->runs_ = plan::runs_per_batch(*program);
+  if (s->runs_ < 1) return Err("plan is inconsistent: batch %lld, micro-batch %lld; recompile the model",
+                               static_cast<long long>(program->batch), static_cast<long long>(program->micro_batch));
   if (s->runs_ > 1) {
     if (program->tail) return Err("plan is inconsistent: a plan with a dynamic tail runs its batch whole; recompile the model");
     for (const auto* ids : {&g.inputs, &g.outputs})
       for (int id : *ids)
-        if (g.t(id).shape.empty() || g.t(id).shape[0] != program->micro_batch)
+        if (g.t(id).shape.empty() || g.t(id).shape[0] != program->micro_batch ||
+            ir::checked_num_elements(plan::batch_shape(*program, g.t(id).shape)) < 0)
           return Err("plan is inconsistent: %s %s does not lead with its micro-batch %lld; recompile the model",
                      g.t(id).name.c_str(), ir::shape_str(g.t(id).shape).c_str(), static_cast<long long>(program->micro_batch));
+    // The caller's buffers hold the whole batch: refuse what no machine here could give.
+    double io = 0;
+    for (const auto* ids : {&g.inputs, &g.outputs})
+      for (int id : *ids) io += static_cast<double>(g.t(id).bytes()) * static_cast<double>(s->runs_);
+    if (ram > 0 && io > ram)
+      return Err("the plan's inputs and outputs take %.1f GiB for batch %lld; this machine has %.1f GiB", io / 1073741824.0,
+                 static_cast<long long>(program->batch), ram / 1073741824.0);
     s->flops_ *= static_cast<double>(s->runs_);
   }
   for (int id : g.inputs)
