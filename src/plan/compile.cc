@@ -131,13 +131,20 @@ Expected<std::shared_ptr<Program>> compile_at(ir::Graph graph, const CompileOpti
 
 int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu) {
   // The micro-batch's busiest node should stay in the caches (the cores' L2 and most of the
-  // L3): past them each layer streams its activations from memory, and a smaller batch gives
-  // the kernels too few rows to split over the cores. Measured on ResNet-50 and MobileNetV2,
-  // fp32 and int8 (docs/benchmarks.md): the best micro-batches were 2-8 of 16.
+  // L3): past them each layer streams its activations from memory. Single items are not
+  // worth it: the kernels then have too few rows to split over the cores, and each pass
+  // streams the weights again (ResNet-50 int8 at batch 16 ran slower as 16 x 1 than whole).
+  // Measured on ResNet-50 and MobileNetV2, fp32 and int8 (docs/benchmarks.md): the best
+  // micro-batches of 16 were 2-8.
   const double budget = static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
-  int64_t best = 1;
-  for (int64_t m = 1; m <= batch; ++m)
-    if (batch % m == 0 && static_cast<double>(m) * static_cast<double>(std::max<int64_t>(item_bytes, 1)) <= budget) best = m;
+  const double item = static_cast<double>(std::max<int64_t>(item_bytes, 1));
+  if (static_cast<double>(batch) * item <= budget) return batch;  // the whole batch fits
+  int64_t best = batch;
+  for (int64_t m = batch - 1; m >= 2; --m)
+    if (batch % m == 0 && static_cast<double>(m) * item <= budget) {
+      best = m;
+      break;
+    }
   return best;
 }
 

@@ -66,8 +66,7 @@ std::string dynamic_summary(const Program& p);
 struct CompileOptions {
   int64_t batch = 1;
   // Runs a batch as batch / micro_batch runs of the network compiled for micro_batch (which
-  // must divide it, and the model's items must be independent); 0 chooses: the largest
-  // divisor whose activations fit the caches (choose_micro_batch).
+  // must divide it, and the model's items must be independent); 0 chooses (choose_micro_batch).
   int64_t micro_batch = 0;
   // Full shapes for named inputs (--shape NAME=1x3x48x320): they bind symbolic dims other
   // than the batch, and must agree with every dim the model fixes.
@@ -97,7 +96,9 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                                            const std::function<void(const char*, const ir::Graph&)>& after_pass = nullptr);
 
 std::string isa_name(const CpuFeatures& cpu);
-// The micro-batch for `batch` when one item's busiest node moves `item_bytes` of activations.
+// The micro-batch for `batch` when one item's busiest node moves `item_bytes` of activations:
+// the batch itself when it fits the caches (the cores' L2 plus 60% of the L3), else its largest
+// divisor of at least 2 that fits, else the batch (nothing smaller fits either).
 int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu);
 // Whether the model carries quantization (QuantizeLinear/DequantizeLinear or QLinear* ops):
 // such models default to int8.
