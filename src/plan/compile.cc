@@ -129,6 +129,12 @@ Expected<std::shared_ptr<Program>> compile_at(ir::Graph graph, const CompileOpti
 
 }  // namespace
 
+namespace {
+double cache_budget(const CpuFeatures& cpu) {
+  return static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
+}
+}  // namespace
+
 int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu) {
   // The micro-batch's busiest node should stay in the caches (the cores' L2 and most of the
   // L3): past them each layer streams its activations from memory. Single items are not
@@ -136,7 +142,7 @@ int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures&
   // streams the weights again (ResNet-50 int8 at batch 16 ran slower as 16 x 1 than whole).
   // Measured on ResNet-50 and MobileNetV2, fp32 and int8 (docs/benchmarks.md): the best
   // micro-batches of 16 were 2-8.
-  const double budget = static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
+  const double budget = cache_budget(cpu);
   const double item = static_cast<double>(std::max<int64_t>(item_bytes, 1));
   if (static_cast<double>(batch) * item <= budget) return batch;  // the whole batch fits
   int64_t best = batch;
@@ -215,8 +221,12 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                        (opts.micro_batch == batch ? std::string("as asked")
                         : !whole.separable    ? whole.why
                         : micro < batch       ? std::string("the network at a smaller batch differs in shape")
-                                              : std::string("one item's busiest node moves ") +
-                                                    std::to_string(whole.item_bytes >> 10) + " KiB, the batch fits the caches") +
+                        : static_cast<double>(batch) * static_cast<double>(whole.item_bytes) <=
+                                cache_budget(opts.cpu_set ? opts.cpu : host_cpu())
+                            ? "one item's busiest node moves " + std::to_string(whole.item_bytes >> 10) +
+                                  " KiB: the whole batch fits the caches"
+                            : "one item's busiest node moves " + std::to_string(whole.item_bytes >> 10) +
+                                  " KiB: no micro-batch of two or more fits the caches") +
                        "\n" + (*p)->kernel_log;
   return p;
 }
