@@ -92,6 +92,10 @@ TEST(Cli, MicroBatchRunsTheWholeBatch) {
   ASSERT_EQ(a->shape, b->shape);
   for (int64_t i = 0; i < a->numel(); ++i) ASSERT_NEAR(a->as<float>()[i], b->as<float>()[i], 1e-4f) << i;
   expect_clean_error(sh("compile " + model() + " --batch 4 --micro-batch 3"), "micro-batch 3 does not divide batch 4");
+  // The plan is for batch 4 whatever its passes: --shape checks against that; a different
+  // --micro-batch on a plan is refused (it was fixed when the plan was compiled).
+  EXPECT_EQ(sh("run " + dir() + "/r18mb.plan --shape input=4x3x224x224 --output-dir " + dir() + "/r18shape").status, 0);
+  expect_clean_error(sh("bench " + dir() + "/r18mb.plan --micro-batch 4 --iters 1"), "runs its batch as runs of 2");
 }
 
 // `simulate --compare ...,host` puts the plan run here beside the simulated rows, per batch; a

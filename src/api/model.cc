@@ -58,6 +58,9 @@ Expected<std::shared_ptr<const plan::Program>> load_plan(const std::string& path
   if (opts.batch > 0 && opts.batch != (*p)->batch)
     return Err("%s was compiled for batch %lld; recompile it for batch %lld", path.c_str(),
                static_cast<long long>((*p)->batch), static_cast<long long>(opts.batch));
+  if (opts.micro_batch > 0 && opts.micro_batch != (*p)->micro_batch)
+    return Err("%s runs its batch as runs of %lld (fixed when it was compiled); recompile the .onnx with micro-batch %lld",
+               path.c_str(), static_cast<long long>((*p)->micro_batch), static_cast<long long>(opts.micro_batch));
   if (pre.enabled())
     return Err("%s is a compiled plan: its preprocessing was fixed at compile time (%s); drop the "
                "preprocessing flags or pass the .onnx", path.c_str(),
@@ -66,7 +69,7 @@ Expected<std::shared_ptr<const plan::Program>> load_plan(const std::string& path
   for (const auto& [name, shape] : opts.shapes) {
     const ir::Graph& g = (*p)->graph;
     bool match = false;
-    for (int id : g.inputs) match = match || (g.t(id).name == name && g.t(id).shape == shape);
+    for (int id : g.inputs) match = match || (g.t(id).name == name && plan::batch_shape(**p, g.t(id).shape) == shape);
     if (!match)
       return Err("%s is a compiled plan whose inputs do not include %s%s; recompile the .onnx with that --shape",
                  path.c_str(), name.c_str(), ir::shape_str(shape).c_str());

@@ -7,6 +7,7 @@
 // the items: the analysis may refuse a separable model, never accept a mixing one.
 #include <cstring>
 
+#include "interp/eval.h"
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -20,14 +21,8 @@ enum Tag : uint8_t { unknown, free_, items };  // free_: the same whatever the b
 bool const_ints(const ir::Graph& g, int id, std::vector<int64_t>* out) {
   if (id < 0 || !g.t(id).is_const()) return false;
   const ir::Tensor& t = g.t(id);
-  const int64_t n = t.numel();
-  out->clear();
-  if (t.dtype == ir::DType::i64)
-    for (int64_t i = 0; i < n; ++i) out->push_back(t.as<int64_t>()[i]);
-  else if (t.dtype == ir::DType::i32)
-    for (int64_t i = 0; i < n; ++i) out->push_back(t.as<int32_t>()[i]);
-  else
-    return false;
+  if (t.dtype != ir::DType::i64 && t.dtype != ir::DType::i32) return false;
+  *out = interp::read_ints({t.dtype, t.shape, t.data->data()});
   return true;
 }
 

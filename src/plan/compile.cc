@@ -52,9 +52,20 @@ void compact_tensors(ir::Graph& g) {
   g.tensors = std::move(kept);
 }
 
-}  // namespace
 
-namespace {
+// What the matrix kernels compute in: int8 for a quantized model when asked to choose.
+passes::Precision plan_precision(const ir::Graph& graph, const CompileOptions& opts) {
+  if (!opts.optimize) return passes::Precision::fp32;
+  return opts.precision_auto && is_quantized_model(graph) ? passes::Precision::int8 : opts.precision;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double cache_budget(const CpuFeatures& cpu) {
+  return static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
+}
 
 // The context every pipeline run of one compile starts from, for a graph of batch `batch`
 // (bound input shapes lead with it).
@@ -69,9 +80,7 @@ passes::PassContext base_context(const ir::Graph& graph, const CompileOptions& o
   ctx.preprocess = opts.preprocess;
   // Constant folding keeps an int8 plan's weight DequantizeLinear nodes: the precision is
   // part of what the early passes see.
-  ctx.precision = !opts.optimize ? passes::Precision::fp32 : opts.precision_auto && is_quantized_model(graph)
-                                                                ? passes::Precision::int8
-                                                                : opts.precision;
+  ctx.precision = plan_precision(graph, opts);
   return ctx;
 }
 
@@ -79,7 +88,6 @@ passes::PassContext base_context(const ir::Graph& graph, const CompileOptions& o
 Expected<std::shared_ptr<Program>> compile_at(ir::Graph graph, const CompileOptions& opts, int64_t batch,
                                               const std::function<void(const char*, const ir::Graph&)>& after_pass,
                                               passes::BatchSplit* split) {
-  const auto t0 = std::chrono::steady_clock::now();
   auto p = std::make_shared<Program>();
   p->stats.nodes_before = static_cast<int64_t>(graph.nodes.size());
   passes::PassContext ctx = base_context(graph, opts, batch);
@@ -122,17 +130,9 @@ Expected<std::shared_ptr<Program>> compile_at(ir::Graph graph, const CompileOpti
   }
   p->graph = std::move(graph);
   *split = ctx.batch_split;
-  p->stats.compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return p;
 }
 
-}  // namespace
-
-namespace {
-double cache_budget(const CpuFeatures& cpu) {
-  return static_cast<double>(cpu.l2_bytes) * std::max(1, cpu.cores) + 0.6 * static_cast<double>(cpu.l3_bytes);
-}
 }  // namespace
 
 int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu) {
@@ -164,15 +164,12 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
     if (!found) return Err("--keep-fp32 %s: the model has no node of that name (compile --kernels lists them)", name.c_str());
   }
   CompileOptions opts = options;
-  if (base_context(graph, opts, opts.batch).precision == passes::Precision::int8 && !is_quantized_model(graph) &&
-      !opts.activation_quant && opts.calibrate) {
+  if (plan_precision(graph, opts) == passes::Precision::int8 && !is_quantized_model(graph) && !opts.activation_quant &&
+      opts.calibrate) {
     auto cal = opts.calibrate(graph, opts);
     if (!cal.ok()) return cal.status();
     opts.activation_quant = *cal;
   }
-  auto stamp = [&](Program& prog) {  // the whole compile's time, probe included
-    prog.stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  };
   const int64_t batch = opts.batch;
   if (opts.micro_batch < 0) return Err("micro-batch %lld: must be positive (or 0 to choose)", static_cast<long long>(opts.micro_batch));
   if (opts.micro_batch > 0 && (opts.micro_batch > batch || batch % opts.micro_batch != 0))
@@ -180,19 +177,27 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
                static_cast<long long>(batch));
   int64_t micro = batch;
   passes::BatchSplit whole;
+  std::string why_whole = "as asked";  // for compile --kernels when the batch runs whole
   if (opts.optimize && batch > 1 && opts.micro_batch != batch) {
     // The graph at the full batch, as far as the analysis: whether its items are independent,
     // and how much one item's activations take.
     ir::Graph probe = graph;
     passes::PassContext pc = base_context(graph, opts, batch);
     if (passes::run_pipeline(probe, pc, nullptr, "batch_axis").ok()) whole = pc.batch_split;
+    else whole.why = "the model does not compile at that batch";
     if (opts.micro_batch > 0 && !whole.separable)
       return Err("batch %lld cannot run as runs of %lld: %s", static_cast<long long>(batch),
-                 static_cast<long long>(opts.micro_batch), whole.why.empty() ? "the model does not compile at that batch" : whole.why.c_str());
+                 static_cast<long long>(opts.micro_batch), whole.why.c_str());
     // The analysis sees float activations; an int8 plan stores them in a byte.
     if (pc.precision == passes::Precision::int8) whole.item_bytes /= 4;
-    if (whole.separable)
-      micro = opts.micro_batch > 0 ? opts.micro_batch : choose_micro_batch(batch, whole.item_bytes, opts.cpu_set ? opts.cpu : host_cpu());
+    why_whole = whole.why;
+    if (whole.separable) {
+      micro = opts.micro_batch > 0 ? opts.micro_batch : choose_micro_batch(batch, whole.item_bytes, pc.cpu);
+      why_whole = "one item's busiest node moves " + std::to_string(whole.item_bytes >> 10) + " KiB: " +
+                  (static_cast<double>(batch) * static_cast<double>(whole.item_bytes) <= cache_budget(pc.cpu)
+                       ? "the whole batch fits the caches"
+                       : "no micro-batch of two or more fits the caches");
+    }
   }
   passes::BatchSplit split;
   if (micro < batch) {
@@ -205,29 +210,19 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
       prog.kernel_log = "batch " + std::to_string(batch) + " runs as " + std::to_string(batch / micro) + " x batch " +
                         std::to_string(micro) + " (one item's busiest node moves " +
                         std::to_string(whole.item_bytes >> 10) + " KiB)\n" + prog.kernel_log;
-      stamp(prog);
+      prog.stats.compile_ms = ms_since(t0);
       return p;
     }
     if (opts.micro_batch > 0)
       return Err("batch %lld cannot run as runs of %lld: the model compiled for batch %lld %s",
                  static_cast<long long>(batch), static_cast<long long>(micro), static_cast<long long>(micro),
                  p.ok() ? "has other shapes" : p.status().message().c_str());
+    why_whole = "the network at a smaller batch differs in shape";
   }
   auto p = compile_at(std::move(graph), opts, batch, after_pass, &split);
   if (!p.ok()) return p;
-  stamp(**p);
-  if (opts.optimize && batch > 1)
-    (*p)->kernel_log = "batch " + std::to_string(batch) + " runs whole: " +
-                       (opts.micro_batch == batch ? std::string("as asked")
-                        : !whole.separable    ? whole.why
-                        : micro < batch       ? std::string("the network at a smaller batch differs in shape")
-                        : static_cast<double>(batch) * static_cast<double>(whole.item_bytes) <=
-                                cache_budget(opts.cpu_set ? opts.cpu : host_cpu())
-                            ? "one item's busiest node moves " + std::to_string(whole.item_bytes >> 10) +
-                                  " KiB: the whole batch fits the caches"
-                            : "one item's busiest node moves " + std::to_string(whole.item_bytes >> 10) +
-                                  " KiB: no micro-batch of two or more fits the caches") +
-                       "\n" + (*p)->kernel_log;
+  (*p)->stats.compile_ms = ms_since(t0);
+  if (opts.optimize && batch > 1) (*p)->kernel_log = "batch " + std::to_string(batch) + " runs whole: " + why_whole + "\n" + (*p)->kernel_log;
   return p;
 }
 

@@ -47,9 +47,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--profile", *trace, "write a Chrome trace (JSON) of every step of every timed run");
   cmd->add_flag("--no-cache", *no_cache, "do not use the compile cache");
   auto micro = std::make_shared<int64_t>(0);
-  cmd->add_option("--micro-batch", *micro,
-                  "run the batch as runs of this many items (must divide it; default: chosen for the caches)")
-      ->check(CLI::PositiveNumber);
+  add_micro_batch_flag(cmd, micro);
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();

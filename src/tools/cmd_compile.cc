@@ -23,9 +23,7 @@ void register_compile(CLI::App& app) {
   cmd->add_flag("--kernels", *show_kernels, "print the kernel chosen per node and why faster ones were rejected");
   cmd->add_flag("--reference", *reference, "compile for the reference executor (no optimization)");
   auto micro = std::make_shared<int64_t>(0);
-  cmd->add_option("--micro-batch", *micro,
-                  "run the batch as runs of this many items (must divide it; default: chosen for the caches)")
-      ->check(CLI::PositiveNumber);
+  add_micro_batch_flag(cmd, micro);
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
   auto prec = std::make_shared<PrecisionFlags>();

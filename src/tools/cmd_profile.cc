@@ -31,9 +31,7 @@ void register_profile(CLI::App& app) {
   cmd->add_option("model", *model, "model .onnx or compiled .plan")->required();
   cmd->add_option("--batch", *batch, "batch size (default 1)")->check(CLI::PositiveNumber);
   auto micro = std::make_shared<int64_t>(0);
-  cmd->add_option("--micro-batch", *micro,
-                  "run the batch as runs of this many items (must divide it; default: chosen for the caches)")
-      ->check(CLI::PositiveNumber);
+  add_micro_batch_flag(cmd, micro);
   cmd->add_option("--threads", *threads, "threads (default: one per core)");
   cmd->add_option("--iters", *iters, "timed runs (default 10)")->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", *warmup, "untimed runs first (default 2)");

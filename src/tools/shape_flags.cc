@@ -8,6 +8,12 @@ void add_shape_flag(CLI::App* cmd, const std::shared_ptr<std::vector<std::string
   cmd->add_option("--shape", *specs, "bind an input's symbolic dims: NAME=1x3x48x320 (repeatable)");
 }
 
+void add_micro_batch_flag(CLI::App* cmd, const std::shared_ptr<int64_t>& micro) {
+  cmd->add_option("--micro-batch", *micro,
+                  "run the batch as runs of this many items (must divide it; default: chosen for the caches)")
+      ->check(CLI::PositiveNumber);
+}
+
 Expected<std::map<std::string, ir::Shape>> parse_shapes(const std::vector<std::string>& specs) {
   std::map<std::string, ir::Shape> out;
   for (const std::string& spec : specs) {

@@ -1,5 +1,6 @@
 // --shape NAME=1x3x48x320 (repeatable), shared by compile, run, bench, profile and simulate:
-// binds an input's symbolic dims other than the batch.
+// binds an input's symbolic dims other than the batch; --micro-batch N (compile, bench,
+// profile): how many items of the batch each pass runs.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -14,6 +15,7 @@
 namespace systolic::tools {
 
 void add_shape_flag(CLI::App* cmd, const std::shared_ptr<std::vector<std::string>>& specs);
+void add_micro_batch_flag(CLI::App* cmd, const std::shared_ptr<int64_t>& micro);
 
 // Parses NAME=D0xD1x... (positive dims); error naming the spec otherwise or on a repeated name.
 Expected<std::map<std::string, ir::Shape>> parse_shapes(const std::vector<std::string>& specs);
