@@ -62,8 +62,11 @@ struct Lowering {
       return "weights are not a constant 4-D float tensor";
     if (n.in(2) >= 0 && (!g.t(n.in(2)).is_const() || g.t(n.in(2)).dtype != DType::f32))
       return "bias is not a constant float tensor";
-    if (n.i("src_u8", 0)) return "";
-    if (!input_q && !quantized(n.inputs[0]) && !is_u8(n.inputs[0])) return "its input has no quantization parameters";
+    if (!n.i("src_u8", 0) && !input_q && !quantized(n.inputs[0]) && !is_u8(n.inputs[0]))
+      return "its input has no quantization parameters";
+    if (!given_bias_fits(n, input_scale(n)))
+      return "its bias, in units of the input's and the given weights' scales, is past the int8 kernels' exact "
+             "range (an input range near zero)";
     return "";
   }
 
@@ -160,13 +163,46 @@ struct Lowering {
     lowered[t] = lowered_here;
   }
 
-  // Symmetric int8 per output channel. Weights that arrived as int8 keep their integers.
-  void quantize_weights(const ir::Tensor& w, std::vector<int8_t>* wq, std::vector<float>* sw) {
+  // Whether `w` arrived as int8 with its own symmetric scales (a QDQ model): it keeps them.
+  static bool given_scales(const ir::Tensor& w) {
+    const ir::QuantParams& q = w.quant;
+    bool given = !q.empty() && q.qtype == DType::i8 &&
+                 (q.per_tensor() || (q.axis == 0 && int64_t(q.scale.size()) == w.shape[0]));
+    for (int32_t z : q.zero_point) given &= z == 0;
+    return given;
+  }
+
+  // The scale a conv's bias is quantized against: its input's (an image plan's stem: 1).
+  float input_scale(const ir::Node& n) const {
+    if (n.i("src_u8", 0)) return 1.f;
+    const ir::QuantParams& q = g.t(n.inputs[0]).quant;
+    return q.per_tensor() ? q.scale[0] : 0.f;
+  }
+
+  // Whether a conv whose weights keep their given scales has every bias within the kernels'
+  // exact range (kQConvMaxBias) at input scale sx; others widen their scales instead.
+  bool given_bias_fits(const ir::Node& n, float sx) const {
+    const ir::Tensor& w = g.t(n.in(1));
+    if (n.in(2) < 0 || !given_scales(w) || !(sx > 0.f)) return true;
+    const float* b = g.t(n.in(2)).as<float>();
+    for (int64_t k = 0; k < w.shape[0]; ++k) {
+      const float bs = sx * w.quant.scale[w.quant.per_tensor() ? 0 : k];
+      if (!(std::fabs(std::nearbyint(double(b[k]) / bs)) <= double(kernels::kQConvMaxBias))) return false;
+    }
+    return true;
+  }
+
+  // Symmetric int8 per output channel. Weights that arrived as int8 keep their integers. Else a
+  // channel's scale is widened where its bias, in units of sx times that scale, would pass half
+  // the kernels' exact range (an input calibrated to a tiny range: a dead activation, or a
+  // network whose signal fades): the bias then dominates that channel's output, and the
+  // coarser weights lose only what the tiny input contributes.
+  void quantize_weights(const ir::Tensor& w, const ir::Tensor* bias, float sx, std::vector<int8_t>* wq,
+                        std::vector<float>* sw) {
     const int64_t oc = w.shape[0], per = w.numel() / oc;
     const float* v = w.as<float>();
     const ir::QuantParams& q = w.quant;
-    bool given = !q.empty() && q.qtype == DType::i8 && (q.per_tensor() || (q.axis == 0 && int64_t(q.scale.size()) == oc));
-    for (int32_t z : q.zero_point) given &= z == 0;
+    const bool given = given_scales(w);
     sw->assign(oc, 1.f);
     wq->resize(w.numel());
     for (int64_t k = 0; k < oc; ++k) {
@@ -177,6 +213,10 @@ struct Lowering {
         float m = 0.f;
         for (int64_t i = 0; i < per; ++i) m = std::max(m, std::fabs(v[k * per + i]));
         s = m > 0.f ? m / 127.f : 1.f;
+        if (bias && sx > 0.f) {
+          const double need = std::fabs(double(bias->as<float>()[k])) / (double(sx) * (kernels::kQConvMaxBias / 2));
+          if (need > s) s = static_cast<float>(need);
+        }
       }
       (*sw)[k] = s;
       for (int64_t i = 0; i < per; ++i) {
@@ -194,22 +234,21 @@ struct Lowering {
     const int64_t oc = wshape[0], icg = wshape[1], taps = wshape[2] * wshape[3];
     const int64_t groups = n.i("group", 1), ic = icg * groups;
     // The input's scale and per-channel zero points (an image: 1 and 255 * mean).
-    float sx = 1.f;
+    const float sx = input_scale(n);
     std::vector<double> zx(ic, 0.0);
     if (image) {
       const auto& off = n.attrs.at("src_offset").floats_v;
       for (int64_t c = 0; c < ic; ++c) zx[c] = off[c];
     } else {
-      const ir::QuantParams& q = g.t(n.inputs[0]).quant;
-      sx = q.scale[0];
-      for (double& z : zx) z = q.zero_point[0];
+      for (double& z : zx) z = g.t(n.inputs[0]).quant.zero_point[0];
     }
+    const ir::Tensor* b = n.in(2) >= 0 ? &g.t(n.in(2)) : nullptr;
     std::vector<int8_t> wq;
     std::vector<float> sw;
-    quantize_weights(g.t(n.inputs[1]), &wq, &sw);
-    // Bias in accumulator units, less the input zero points times the weights.
+    quantize_weights(g.t(n.inputs[1]), b, sx, &wq, &sw);
+    // Bias in accumulator units (within kQConvMaxBias: see quantize_weights and conv_blocker),
+    // less the input zero points times the weights.
     std::vector<int32_t> bias(oc);
-    const ir::Tensor* b = n.in(2) >= 0 ? &g.t(n.in(2)) : nullptr;
     const int64_t ocg = oc / groups;
     for (int64_t k = 0; k < oc; ++k) {
       const float bs = sx * sw[k];

@@ -182,6 +182,71 @@ TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
   EXPECT_LE(worst, 0.01 * 1.0001);  // at most one output step from the float emulation of the model
 }
 
+// A conv whose input was calibrated to a tiny range: its bias, in units of the input's scale
+// times the weights', is far past int32. The weight scales widen (the bias dominates those
+// channels) instead of the bias clamping into a wrong output.
+TEST(LowerInt8, BiasPastTheExactRangeWidensTheWeightScale) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  const int c1 = b.node(Op::Conv, {x, b.weights("w1", {8, 8, 1, 1}, 1e-9f)})[0];
+  const int y = b.node(Op::Conv, {c1, b.weights("w2", {4, 8, 1, 1}), b.weights("b2", {4})})[0];
+  b.output(y);
+  auto p8 = compile_int8(b.g);
+  EXPECT_EQ(count_int8_convs(*p8), 2);
+  const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0, peak = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i])), peak = std::max(peak, std::fabs(double(want[i])));
+  EXPECT_GT(peak, 0.01);
+  EXPECT_LE(worst, 1e-3 * peak);
+}
+
+// The same in a QDQ model, whose int8 weights keep their given scales: the conv stays float
+// (the model's own arithmetic on dequantized values), saying why.
+TEST(LowerInt8, QdqBiasPastTheExactRangeStaysFloat) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 4, 5, 5});
+  auto qdq = [&](int t, float scale, const std::string& name) {
+    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
+    AlignedBytes z(1, static_cast<uint8_t>(0));
+    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
+    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
+    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
+  };
+  auto int8_weights = [&](const std::string& name, float scale) {
+    std::vector<int8_t> wq(4 * 4 * 9);
+    for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+    AlignedBytes wb(wq.size());
+    std::memcpy(wb.data(), wq.data(), wq.size());
+    const int w8 = b.g.add_const(name, DType::i8, {4, 4, 3, 3}, std::move(wb));
+    const int ws = b.g.add_const_f32(name + ".s", {}, {scale});
+    AlignedBytes wz(1, 0);
+    const int wzp = b.g.add_const(name + ".z", DType::i8, {}, std::move(wz));
+    return b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
+  };
+  const int r = b.node(Op::Relu, {x})[0];
+  // A first conv whose outputs are all within 2.5e-8 (the grid of y1 below holds them)...
+  const int c1 = b.node(Op::Conv, {qdq(r, 0.02f, "x"), int8_weights("w1", 1e-12f)}, 1, "first")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int r1 = b.node(Op::Relu, {c1})[0];
+  // ... then 1e-10 x 1e-3 per accumulator unit: a bias of 0.5 is 5e12 units.
+  const int c2 =
+      b.node(Op::Conv, {qdq(r1, 1e-10f, "y1"), int8_weights("w2", 0.001f), b.g.add_const_f32("b2", {4}, {0.5f, -0.25f, 0.125f, 1.f})},
+             1, "second")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  b.output(c2);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  EXPECT_NE((*p)->kernel_log.find("second stays float: its bias"), std::string::npos) << (*p)->kernel_log;
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i]))) << i;
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {

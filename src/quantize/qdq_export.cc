@@ -9,6 +9,7 @@
 
 #include "frontend/onnx/export.h"
 #include "frontend/onnx/import.h"
+#include "kernels/qconv/qconv.h"
 #include "passes/pass.h"
 
 namespace systolic::quantize {
@@ -31,8 +32,10 @@ bool passes_quantization_through(Op op) {
 }
 
 // Per-output-channel symmetric int8 of the constant `w` along `axis`, behind a
-// DequantizeLinear; returns the float tensor consumers read, and the scales.
-int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, float qmax, std::vector<float>* scales) {
+// DequantizeLinear; returns the float tensor consumers read, and the scales (each at least
+// min_scale[c] where given).
+int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, float qmax, std::vector<float>* scales,
+                    const std::vector<float>& min_scale = {}) {
   const ir::Tensor wt = g.t(w);
   const int64_t channels = wt.shape[axis];
   int64_t inner = 1;
@@ -45,6 +48,7 @@ int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, f
     m = std::max(m, std::fabs(v[i]));
   }
   for (float& s : *scales) s = s > 0.f ? s / qmax : 1.f;
+  for (std::size_t c = 0; c < min_scale.size() && c < scales->size(); ++c) (*scales)[c] = std::max((*scales)[c], min_scale[c]);
   std::vector<int8_t> q(n);
   for (int64_t i = 0; i < n; ++i)
     q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v[i] / (*scales)[(i / inner) % channels]), -qmax, qmax));
@@ -143,13 +147,22 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
       if (n.op == Op::MatMul && w.shape.size() == 2) axis = 1;
       if (axis >= 0) {
         const float sx = g.t(x).quant.scale[0];
-        std::vector<float> sw;
-        n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, o.reduce_range ? 63.f : 127.f, &sw);
-        ++st.weights;
         const int b = n.in(2);
-        if (b >= 0 && g.t(b).is_const() && g.t(b).dtype == DType::f32 && g.t(b).shape == ir::Shape{int64_t(sw.size())} &&
-            (n.op == Op::Conv || n.f("beta", 1.f) == 1.f))
-          n.inputs[2] = quantize_bias(g, &result, b, sx, sw);
+        const bool qbias = b >= 0 && g.t(b).is_const() && g.t(b).dtype == DType::f32 &&
+                           g.t(b).shape == ir::Shape{w.shape[axis]} && (n.op == Op::Conv || n.f("beta", 1.f) == 1.f);
+        // Where a bias in units of sx times a channel's scale would pass half the range int8
+        // kernels sum exactly (kQConvMaxBias; int32 itself would clamp it into a wrong value),
+        // that channel's scale widens: an input calibrated to a tiny range makes the bias
+        // dominate the channel's output.
+        std::vector<float> min_scale;
+        if (qbias && sx > 0.f)
+          for (int64_t c = 0; c < g.t(b).numel(); ++c)
+            min_scale.push_back(static_cast<float>(std::fabs(double(g.t(b).as<float>()[c])) /
+                                                   (double(sx) * (kernels::kQConvMaxBias / 2))));
+        std::vector<float> sw;
+        n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, o.reduce_range ? 63.f : 127.f, &sw, min_scale);
+        ++st.weights;
+        if (qbias) n.inputs[2] = quantize_bias(g, &result, b, sx, sw);
       }
     }
     result.push_back(std::move(n));

@@ -30,6 +30,12 @@
 
 namespace systolic::kernels {
 
+// The largest |bias| (accumulator units, before the zero points are folded in) for which every
+// kernel's int32 sums stay exact: the window-length bounds (qigemm::kMaxK, qdw::kMaxTaps) leave
+// this much room. A bias past it must not be clamped into range (a wrong answer): the quantizer
+// widens that channel's weight scale instead, or the conv stays float.
+constexpr long kQConvMaxBias = 65536L * 256L;
+
 struct QConvParams {
   ConvParams conv;  // geometry; pixel strides count elements (bytes for u8, floats for f32)
   int out_f32 = 0;  // 1: dst (and residual) are float, dequantized; 0: u8

@@ -41,7 +41,7 @@ namespace systolic::kernels::qdw {
 
 constexpr long ceil_div(long a, long b) { return (a + b - 1) / b; }
 // Exact int32 accumulation: |x * w| <= 255 * 128 per tap (as the igemm kernels' K bound).
-constexpr long kMaxTaps = (2147483647L - 65536L * 256L) / (255L * 128L);
+constexpr long kMaxTaps = (2147483647L - kQConvMaxBias) / (255L * 128L);
 
 template <int CB>
 std::size_t packed_bytes(const QConvParams& qp) {

@@ -28,7 +28,7 @@ constexpr long kL1WeightBytes = 16 * 1024;
 constexpr long kMaxPartialBytes = 48 * 1024;
 constexpr long kTilesOuterWeightBytes = 32 * 1024;
 // Exact int32 accumulation: |x * w| <= 255 * 128 per product.
-constexpr long kMaxK = (2147483647L - 65536L * 256L) / (255L * 128L);
+constexpr long kMaxK = (2147483647L - kQConvMaxBias) / (255L * 128L);
 
 // Packed layout: [group][panel][K/KG][NR][KG] (K rounded up to KG, the window ordered
 // (ky, kx, c)), channels past ocg and K past the window zero.
