@@ -182,6 +182,53 @@ TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
   EXPECT_LE(worst, 0.01 * 1.0001);  // at most one output step from the float emulation of the model
 }
 
+// A calibrated plan keeps a sum that a normalization reads in float (a transformer's residual
+// stream), and any Add or Concat named in --keep-fp32; other sums of int8 convs run on uint8.
+TEST(LowerInt8, SumsANormalizationReadsAndKeptSumsStayFloat) {
+  auto build = [](GraphBuilder& b, bool norm) {
+    const int x = b.input("x", {1, 8, 6, 6});
+    // Pools between the convs and the sum: an Add right after a conv fuses into its epilogue.
+    int p[2];
+    for (int k = 0; k < 2; ++k) {
+      const int c = b.node(Op::Conv, {x, b.weights("w" + std::to_string(k), {8, 8, 1, 1})})[0];
+      p[k] = b.node(Op::MaxPool, {c})[0];
+      b.last().set_ints("kernel_shape", {1, 1});
+    }
+    const int add = b.node(Op::Add, {p[0], p[1]}, 1, "sum")[0];
+    int y;
+    if (norm) {
+      y = b.node(Op::LayerNormalization, {add, b.positive("g", {6}), b.weights("beta", {6})})[0];
+      b.last().set_i("axis", -1);
+    } else {
+      y = b.node(Op::Relu, {add})[0];
+    }
+    b.output(b.node(Op::Conv, {y, b.weights("w3", {4, 8, 1, 1})})[0]);
+  };
+  for (bool norm : {false, true}) {
+    GraphBuilder b;
+    build(b, norm);
+    auto p8 = compile_int8(b.g);
+    const bool int8_add = p8->kernel_log.find("1 adds/concats in int8") != std::string::npos;
+    EXPECT_EQ(int8_add, !norm) << p8->kernel_log;
+    EXPECT_GT(cosine(run_program(p8, b.g), run_graph(b.g, false)), 0.999);
+  }
+  GraphBuilder b;
+  build(b, false);
+  plan::CompileOptions fp;
+  auto fp32 = plan::compile(b.g, fp);
+  ASSERT_TRUE(fp32.ok()) << fp32.status().message();
+  auto q = std::make_shared<quantize::QuantMap>();
+  for (const auto& t : b.g.tensors)
+    if (!t.is_const()) (*q)[t.name] = quantize::uint8_params(-4.f, 4.f);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  co.activation_quant = q;
+  co.keep_fp32 = {"sum"};
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_NE((*p)->kernel_log.find("0 adds/concats in int8"), std::string::npos) << (*p)->kernel_log;
+}
+
 // A conv whose input was calibrated to a tiny range: its bias, in units of the input's scale
 // times the weights', is far past int32. The weight scales widen (the bias dominates those
 // channels) instead of the bias clamping into a wrong output.

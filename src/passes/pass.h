@@ -86,6 +86,14 @@ Status memory_plan(ir::Graph&, PassContext&);
 // The activation node `n` computes, if an epilogue can apply it (Clip needs constant bounds).
 bool as_activation(const ir::Graph& g, const ir::Node& n, kernels::Act* act, float* a, float* b);
 
+// Whether an Add's output stays float in calibrated int8 (lower_int8, and the QDQ files
+// systolic quantize writes): a normalization (or the mean that starts an unfused one) reads it.
+// A transformer's residual stream carries a few channels far larger than the rest: one uint8
+// scale for all of them rounds the others away.
+// `consumers` indexes `nodes` (ir::Graph::consumers() of a graph holding them).
+bool sum_stays_float(const std::vector<ir::Node>& nodes, const std::vector<std::vector<int>>& consumers,
+                     const ir::Node& add);
+
 // Shape inference of one node from its inputs' shapes (and constant values where needed).
 Status infer_node(ir::Graph& g, ir::Node& n);
 // Whether n's output shapes are known only at run time: it reads a dynamic tensor, is an If,

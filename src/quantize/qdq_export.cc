@@ -127,6 +127,10 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
     auto it = ranges.find(t.name);
     if (it != ranges.end()) t.quant = it->second;
   }
+  // A sum that a normalization reads stays float, as in systolic's own int8 plans.
+  const auto consumers = g.consumers();
+  for (const ir::Node& n : g.nodes)
+    if (passes::sum_stays_float(g.nodes, consumers, n)) g.t(n.outputs[0]).quant = {};
   for (const ir::Node& n : g.nodes)
     if (passes_quantization_through(n.op) && n.outputs.size() == 1 && !g.t(n.inputs[0]).quant.empty())
       g.t(n.outputs[0]).quant = g.t(n.inputs[0]).quant;

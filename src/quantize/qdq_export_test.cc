@@ -1,6 +1,6 @@
-// QDQ export of biases: int32 in units of the input's scale times each channel's weight scale,
-// and never clamped: where the input's range is tiny, the channel's weight scale widens so the
-// bias stays what the float model has.
+// QDQ export: biases are int32 in units of the input's scale times each channel's weight scale,
+// never clamped (where the input's range is tiny, the channel's weight scale widens so the bias
+// stays what the float model has); sums a normalization reads stay float.
 #include "quantize/qdq_export.h"
 
 #include <gtest/gtest.h>
@@ -109,6 +109,48 @@ TEST(QdqExport, ATinyInputRangeWidensTheWeightScaleInsteadOfClampingTheBias) {
   EXPECT_NEAR(b[0], 0.75f, 1e-6f);
   EXPECT_NEAR(b[1], -2.f, 1e-6f);
   for (int32_t v : q) EXPECT_LE(std::abs(v), kernels::kQConvMaxBias);
+}
+
+// A sum that a normalization reads (a transformer's residual stream) keeps no Q/DQ pair, as in
+// systolic's own int8 plans; the other activations get theirs.
+TEST(QdqExport, ASumANormalizationReadsStaysFloat) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("input");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 2, 4, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto node = [&](const char* op, std::vector<const char*> ins, const char* out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (const char* i : ins) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  node("Relu", {"input"}, "r");
+  node("Add", {"r", "input"}, "s");
+  auto* axes = node("ReduceMean", {"s"}, "y")->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(onnx::AttributeProto::INTS);
+  axes->add_ints(1);
+  g->add_output()->set_name("y");
+  const std::string path = scratch_dir("qdq_export") + "/sum.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  quantize::QuantMap ranges;
+  for (const char* t : {"input", "r", "s"}) ranges[t] = quantize::uint8_params(-2.f, 2.f);
+  onnx::ModelProto q;
+  Status st = quantize::export_qdq(path, ranges, {}, &q);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::map<std::string, int> quantized;  // tensor -> QuantizeLinear nodes reading it
+  for (const auto& n : q.graph().node())
+    if (n.op_type() == "QuantizeLinear") ++quantized[n.input(0)];
+  EXPECT_EQ(quantized["input"], 1);
+  EXPECT_EQ(quantized["r"], 1);
+  EXPECT_EQ(quantized["s"], 0);
 }
 
 }  // namespace
