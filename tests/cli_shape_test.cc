@@ -1,5 +1,6 @@
 // --shape NAME=D0xD1x...: binds symbolic dims other than the batch on compile, run, bench,
-// profile and simulate; run also binds them from the input files; the cache keys on them.
+// profile, simulate, compare and quantize; run also binds them from the input files; the cache
+// keys on them.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -48,6 +49,26 @@ TEST(CliShape, EveryCommandTakesIt) {
   EXPECT_EQ(p.status, 0) << p.err;
   Result s = sh("simulate " + model() + " --shape input=1x3x20x36 --batch 4");
   EXPECT_EQ(s.status, 0) << s.err;
+  Result c = sh("compare " + model() + " --shape input=1x3x20x36 --precision int8 --calibration random:2 --json");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("\"cosine\":"), std::string::npos) << c.out;
+  expect_clean_error(sh("compare " + model() + " --precision bf16"), "bind it with --shape input=1x3x?x?");
+}
+
+// quantize binds the dims for calibration; a .plan keeps them, and so does a QDQ file (whose
+// inputs and outputs then take the calibrated sizes).
+TEST(CliShape, QuantizeTakesIt) {
+  expect_clean_error(sh("quantize " + model() + " --calibration random:2 -o " + dir() + "/q.plan"),
+                     "bind it with --shape input=1x3x?x?");
+  const std::string plan = dir() + "/q.plan", qdq = dir() + "/q.onnx";
+  Result p = sh("quantize " + model() + " --calibration random:2 --shape input=2x3x20x36 -o " + plan);
+  ASSERT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(p.out.find("batch 2"), std::string::npos) << p.out;
+  Result q = sh("quantize " + model() + " --calibration random:2 --shape input=1x3x20x36 -o " + qdq);
+  ASSERT_EQ(q.status, 0) << q.err;
+  Result r = sh("run " + qdq);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("float32[1,16,1,1]"), std::string::npos) << r.out;
 }
 
 TEST(CliShape, RunBindsTheInputFilesShapes) {

@@ -26,6 +26,7 @@ Expected<Calibrated> calibrate_model(const std::string& model, const QuantizeReq
   // float-input graph. Calibration runs the same model in float.
   Calibrated c;
   c.co.batch = r.batch;
+  c.co.input_shapes = r.input_shapes;
   if (!r.qdq) c.co.preprocess = r.preprocess;
   PrecisionRequest pr = r.precision;
   pr.precision = "int8";
@@ -48,9 +49,11 @@ Expected<Calibrated> calibrate_model(const std::string& model, const QuantizeReq
 }
 
 Status write_qdq(const std::string& model, const quantize::QuantMap& ranges, const std::vector<std::string>& keep_fp32,
-                 bool reduce_range, const std::string& out, quantize::QdqExportStats* stats) {
+                 bool reduce_range, const std::string& out, quantize::QdqExportStats* stats,
+                 const std::map<std::string, ir::Shape>& input_shapes) {
   onnx::ModelProto m;
   quantize::QdqExportOptions eo;
+  eo.input_shapes = input_shapes;
   eo.keep_fp32.insert(keep_fp32.begin(), keep_fp32.end());
   eo.reduce_range = reduce_range;
   if (Status s = quantize::export_qdq(model, ranges, eo, &m, stats); !s.ok()) return s;

@@ -2,6 +2,7 @@
 // plan, or for the QDQ .onnx), and the QDQ .onnx written from its ranges. The CLI and Python
 // choose the output and print.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ struct QuantizeRequest {
   PrecisionRequest precision;
   ir::ImagePreprocess preprocess;  // of calibration images; an int8 plan is compiled with it
   int64_t batch = 1;
+  std::map<std::string, ir::Shape> input_shapes;  // symbolic dims other than the batch, bound
   bool qdq = false;  // the target is the QDQ model's float-input graph (no preprocessing)
 };
 
@@ -41,8 +43,10 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> calibration_samples(cons
                                                                           const std::vector<runtime::TensorInfo>& inputs,
                                                                           int limit, std::vector<std::string>* notes);
 
-// The QDQ .onnx of `model` with the calibrated ranges, written to `out`.
+// The QDQ .onnx of `model` with the calibrated ranges, written to `out` (symbolic dims other
+// than the batch bound to `input_shapes` where given: the file then takes those sizes).
 Status write_qdq(const std::string& model, const quantize::QuantMap& ranges, const std::vector<std::string>& keep_fp32,
-                 bool reduce_range, const std::string& out, quantize::QdqExportStats* stats);
+                 bool reduce_range, const std::string& out, quantize::QdqExportStats* stats,
+                 const std::map<std::string, ir::Shape>& input_shapes = {});
 
 }  // namespace systolic::api

@@ -113,10 +113,16 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
     if (g.t(id).shape_known) eo.io_shapes[g.t(id).name] = g.t(id).shape;
   passes::PassContext ctx;
   ctx.batch = 1;
+  ctx.input_shapes = o.input_shapes;
   for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
                     passes::dead_code_elimination, passes::fold_batchnorm})
     SYSTOLIC_RETURN_IF_ERROR(pass(g, ctx));
   for (int id : g.outputs) eo.io_shapes.emplace(g.t(id).name, g.t(id).shape);
+  // Bound symbolic dims: the file takes the sizes calibration ran at, inputs and outputs alike
+  // (a dim derived from a bound one has no name of its own to keep).
+  if (!o.input_shapes.empty())
+    for (const std::vector<int>* ids : {&g.inputs, &g.outputs})
+      for (int id : *ids) eo.io_shapes[g.t(id).name] = g.t(id).shape;
 
   // Activations: the calibrated parameters, by name; ops that only move or select values
   // keep their input's, as the quantizers of the engines that read QDQ expect.

@@ -7,6 +7,7 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -20,6 +21,8 @@ struct QdqExportOptions {
   // 7-bit weights (-63..63), as ONNX Runtime's reduce_range: engines whose int8 kernels sum
   // two u8 x s8 products in 16 bits (vpmaddubsw on AVX2 without VNNI) then never saturate.
   bool reduce_range = false;
+  // Symbolic dims other than the batch, bound as for a compile (the file takes these sizes).
+  std::map<std::string, ir::Shape> input_shapes;
 };
 
 struct QdqExportStats {

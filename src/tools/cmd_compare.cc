@@ -1,5 +1,5 @@
 // `systolic compare MODEL --precision bf16|int8 [--calibration ...] [--inputs DIR|FILES|random:N]
-// [--batch N] [--json] [--preprocess ...]`: the model compiled in fp32 and in the given precision
+// [--batch N] [--shape NAME=DIMS] [--json] [--preprocess ...]`: the model compiled in fp32 and in the given precision
 // (same preprocessing), both run on the same inputs, and how closely the first output (logits,
 // per batch row) follows fp32's: cosine similarity, max absolute error, top-1 and top-5 agreement.
 #include <sys/stat.h>
@@ -12,6 +12,7 @@
 #include "tools/agreement.h"
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
+#include "tools/shape_flags.h"
 
 namespace systolic::tools {
 namespace {
@@ -19,6 +20,7 @@ namespace {
 struct CompareArgs {
   std::string model;
   std::vector<std::string> inputs{"random:8"};
+  std::vector<std::string> shapes;  // --shape NAME=DIMS
   int64_t batch = 0;
   int threads = 0;
   bool json = false, no_cache = false;
@@ -46,8 +48,13 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
       return Err("--inputs %s: %s", in.c_str(),
                  in.rfind("random:", 0) == 0 ? "expected random:N with N a positive number" : "no such file or directory");
   }
+  auto bound = parse_shapes(a.shapes);
+  if (!bound.ok()) return bound.status();
+  auto batch = batch_with_shapes(a.batch, *bound);
+  if (!batch.ok()) return batch.status();
   ModelOptions mo;
-  mo.batch = a.batch;
+  mo.batch = *batch;
+  mo.input_shapes = *bound;
   mo.cache = !a.no_cache;
   mo.preprocess = *preprocess;
   // fp32 first: a QDQ model's Q/DQ pairs then run in float (fake quantization).
@@ -135,6 +142,8 @@ void register_compare(CLI::App& app) {
   cmd->add_option("--batch", a->batch, "batch size (default 1; rows of the output compared one by one)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", a->threads, "threads (default: one per core)");
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
   cmd->add_flag("--json", a->json,
                 "print one JSON object: cosine, max_abs_error, top1_agreement, top5_agreement, samples, rows, precision");
   cmd->add_flag("--no-cache", a->no_cache, "do not use the compile cache");
@@ -143,6 +152,7 @@ void register_compare(CLI::App& app) {
   auto pre = std::make_shared<PreprocessFlags>();
   add_preprocess_flags(cmd, pre);
   cmd->callback([=] {
+    a->shapes = *shapes;
     if (Status st = compare(*a, *prec, *pre); !st.ok()) fail(st);
   });
 }

@@ -1,5 +1,5 @@
 // `systolic quantize MODEL.onnx --calibration DIR|FILE...|random:N [--method minmax|percentile|entropy]
-// [--keep-fp32 NODE,...] [--report] -o OUT.plan|OUT.onnx`: calibrates a float model and writes
+// [--keep-fp32 NODE,...] [--shape NAME=DIMS] [--report] -o OUT.plan|OUT.onnx`: calibrates a float model and writes
 // a compiled int8 plan, or the standard QDQ ONNX model other engines run.
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 #include "quantize/layer_report.h"
 #include "tools/commands.h"
 #include "tools/preprocess_flags.h"
+#include "tools/shape_flags.h"
 
 namespace systolic::tools {
 namespace {
@@ -38,7 +39,7 @@ void register_quantize(CLI::App& app) {
   auto* cmd = app.add_subcommand("quantize", "calibrate a float model: write an int8 .plan or a QDQ .onnx");
   auto model = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  auto batch = std::make_shared<int64_t>(1);
+  auto batch = std::make_shared<int64_t>(0);  // 0: a --shape's leading dim, else 1
   auto report = std::make_shared<bool>(false);
   auto reduce_range = std::make_shared<bool>(false);
   auto prec = std::make_shared<PrecisionFlags>();
@@ -50,6 +51,8 @@ void register_quantize(CLI::App& app) {
       ->check(CLI::IsMember({"minmax", "percentile", "entropy"}));
   cmd->add_option("--keep-fp32", prec->keep_fp32, "nodes to leave in float (comma-separated names)")->delimiter(',');
   cmd->add_option("--batch", *batch, "batch size of a .plan (default 1)")->check(CLI::PositiveNumber);
+  auto shapes = std::make_shared<std::vector<std::string>>();
+  add_shape_flag(cmd, shapes);
   cmd->add_flag("--reduce-range", *reduce_range,
                 "QDQ output: 7-bit weights, exact in engines whose AVX2 int8 kernels saturate at 16 bits");
   cmd->add_flag("--report", *report, "print each layer's signal-to-quantization-noise ratio against float");
@@ -66,10 +69,15 @@ void register_quantize(CLI::App& app) {
     if (access(out_dir.c_str(), W_OK) != 0) return fail(Err("cannot write %s: %s", out->c_str(), std::strerror(errno)));
     auto preprocess = resolve_preprocess(*pre);
     if (!preprocess.ok()) return fail(preprocess.status());
+    auto bound = parse_shapes(*shapes);
+    if (!bound.ok()) return fail(bound.status());
+    auto b = batch_with_shapes(*batch, *bound);
+    if (!b.ok()) return fail(b.status());
     api::QuantizeRequest req;
     req.precision = precision_request(*prec);
     req.preprocess = *preprocess;
-    req.batch = *batch;
+    req.batch = *b;
+    req.input_shapes = *bound;
     req.qdq = qdq;
     std::vector<std::string> notes;
     auto cal = api::calibrate_model(*model, req, &notes);
@@ -85,7 +93,7 @@ void register_quantize(CLI::App& app) {
     };
     if (qdq) {
       quantize::QdqExportStats st;
-      if (Status s = api::write_qdq(*model, cal->ranges, prec->keep_fp32, *reduce_range, *out, &st); !s.ok())
+      if (Status s = api::write_qdq(*model, cal->ranges, prec->keep_fp32, *reduce_range, *out, &st, *bound); !s.ok())
         return fail(s);
       std::printf("wrote %s: QDQ ONNX, %d quantized activations, %d int8 weight tensors\n", out->c_str(),
                   st.activations, st.weights);

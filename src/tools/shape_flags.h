@@ -1,6 +1,6 @@
-// --shape NAME=1x3x48x320 (repeatable), shared by compile, run, bench, profile and simulate:
-// binds an input's symbolic dims other than the batch; --micro-batch N (compile, bench,
-// profile): how many items of the batch each pass runs.
+// --shape NAME=1x3x48x320 (repeatable), shared by compile, run, bench, profile, simulate,
+// compare and quantize: binds an input's symbolic dims other than the batch; --micro-batch N
+// (compile, bench, profile): how many items of the batch each pass runs.
 #pragma once
 #include <CLI/CLI.hpp>
 
