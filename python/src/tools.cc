@@ -151,9 +151,11 @@ void register_tools(pyb::module_& m) {
       "quantize_qdq",
       [](const std::string& path, const std::string& out, const std::vector<std::string>& calibration,
          const std::string& method, const std::vector<std::string>& keep_fp32, bool reduce_range,
-         const std::string& preprocess) {
+         const std::string& preprocess, const std::map<std::string, std::vector<int64_t>>& shapes, int64_t batch) {
         api::QuantizeRequest r;
         r.qdq = true;
+        r.batch = batch;
+        r.input_shapes = shapes;
         r.precision.calibration = calibration;
         r.precision.method = method;
         r.precision.keep_fp32 = keep_fp32;
@@ -166,13 +168,14 @@ void register_tools(pyb::module_& m) {
         auto c = api::calibrate_model(path, r, &notes);
         if (!c.ok()) raise(open_error_kind(path, c.status()), c.status().message());
         quantize::QdqExportStats st;
-        check(api::write_qdq(path, c->ranges, keep_fp32, reduce_range, out, &st), Kind::fail);
+        check(api::write_qdq(path, c->ranges, keep_fp32, reduce_range, out, &st, r.input_shapes), Kind::fail);
         j = {{"calibrated", c->ranges.size()}, {"activations", st.activations}, {"weights", st.weights},
              {"notes", notes}};
         return j.dump();
       },
       pyb::arg("path"), pyb::arg("output"), pyb::arg("calibration"), pyb::arg("method"), pyb::arg("keep_fp32"),
       pyb::arg("reduce_range"), pyb::arg("preprocess"),
+      pyb::arg("shapes") = std::map<std::string, std::vector<int64_t>>{}, pyb::arg("batch") = 1,
       "quantize -o X.onnx: calibrates a float .onnx and writes its QDQ model; what was written (JSON text)");
   m.def(
       "bench",

@@ -82,11 +82,13 @@ def tune(model, latency_budget=None, memory_budget=None, precision=None, *, batc
 
 
 def quantize(model, calibration, method="minmax", output=None, *, keep_fp32=None, batch=1, preprocess=None,
-             cache=True, reduce_range=False):
+             cache=True, reduce_range=False, shape=None):
     """`systolic quantize`: calibrates a float .onnx on `calibration` (image or .npy folders and
     files, or "random:N") with `method` (minmax, percentile, entropy) and returns the int8
     Model; output="X.plan" also writes the compiled int8 plan, output="X.onnx" the QDQ model
-    other engines run (reduce_range: 7-bit weights), returned as the int8 Model it compiles to."""
+    other engines run (reduce_range: 7-bit weights), returned as the int8 Model it compiles to.
+    shape binds symbolic dims other than the batch, as compile's does (a QDQ file then takes
+    those sizes)."""
     path = os.fspath(model)
     qdq = False
     if output is not None:
@@ -104,10 +106,13 @@ def quantize(model, calibration, method="minmax", output=None, *, keep_fp32=None
     if qdq:
         if isinstance(calibration, (str, os.PathLike)):
             calibration = [calibration]
+        shapes = _shapes(path, shape)
+        for dims in shapes.values():
+            dims[0] = int(batch)
         _native.quantize_qdq(path, output, [os.fspath(c) for c in calibration], method, list(keep_fp32 or []),
-                             bool(reduce_range), preprocess or "")
+                             bool(reduce_range), preprocess or "", shapes, int(batch))
         return Model(_open(output, "int8", int(batch), None, use_cache=bool(cache)))
-    m = Model(_open(path, "int8", int(batch), None, calibration, method, preprocess=preprocess or "",
+    m = Model(_open(path, "int8", int(batch), shape, calibration, method, preprocess=preprocess or "",
                     keep_fp32=list(keep_fp32 or []), use_cache=bool(cache)))
     if output is not None:
         m.save(output)

@@ -160,3 +160,12 @@ def test_tune_matches_cli_keys(models):
     assert limited["recommended"] is None and limited["error"] and limited["budgets"]["memory_bytes"] == 64 << 20
     with pytest.raises(systolic.InvalidArgument):
         systolic.tune(path, memory_budget="lots")
+
+
+def test_quantize_binds_symbolic_dims(models, tmp_path):
+    with pytest.raises(systolic.InvalidArgument, match="--shape"):
+        systolic.quantize(models["tiny_hw"], "random:2")
+    m = systolic.quantize(models["tiny_hw"], "random:2", shape="1x3x20x12", output=tmp_path / "q.plan")
+    assert m.precision == "int8" and m.inputs[0].shape == (1, 3, 20, 12)
+    q = systolic.quantize(models["tiny_hw"], "random:2", shape={"input": (1, 3, 16, 8)}, output=tmp_path / "q.onnx")
+    assert q.inputs[0].shape == (1, 3, 16, 8)  # the QDQ file takes the bound sizes
