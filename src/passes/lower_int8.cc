@@ -219,7 +219,7 @@ struct Lowering {
         s = m > 0.f ? m / 127.f : 1.f;
         if (bias && sx > 0.f) {
           const double need = std::fabs(double(bias->as<float>()[k])) / (double(sx) * (kernels::kQConvMaxBias / 2));
-          if (need > s) s = static_cast<float>(need);
+          if (need > s) s = static_cast<float>(std::min(need, double(std::numeric_limits<float>::max())));
         }
       }
       (*sw)[k] = s;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "frontend/onnx/export.h"
@@ -167,8 +168,9 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
         std::vector<float> min_scale;
         if (qbias && sx > 0.f)
           for (int64_t c = 0; c < g.t(b).numel(); ++c)
-            min_scale.push_back(static_cast<float>(std::fabs(double(g.t(b).as<float>()[c])) /
-                                                   (double(sx) * (kernels::kQConvMaxBias / 2))));
+            min_scale.push_back(static_cast<float>(std::min(std::fabs(double(g.t(b).as<float>()[c])) /
+                                                                (double(sx) * (kernels::kQConvMaxBias / 2)),
+                                                            double(std::numeric_limits<float>::max()))));
         std::vector<float> sw;
         n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, o.reduce_range ? 63.f : 127.f, &sw, min_scale);
         ++st.weights;
