@@ -16,17 +16,23 @@
 namespace systolic::testing {
 namespace {
 
-// input [1,2,4,4] -> Conv 1x1 (2 -> 2, weights w, bias b) -> y.
-std::string conv_with_bias(const std::string& path, const std::vector<float>& w, const std::vector<float>& b) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
+// An opset-13 model whose graph (returned) has one input, float "input" [1,2,4,4].
+onnx::GraphProto* with_input(onnx::ModelProto* m) {
+  m->set_ir_version(8);
+  m->add_opset_import()->set_version(13);
+  auto* g = m->mutable_graph();
   auto* in = g->add_input();
   in->set_name("input");
   auto* tt = in->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {1, 2, 4, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  return g;
+}
+
+// input [1,2,4,4] -> Conv 1x1 (2 -> 2, weights w, bias b) -> y.
+std::string conv_with_bias(const std::string& path, const std::vector<float>& w, const std::vector<float>& b) {
+  onnx::ModelProto m;
+  auto* g = with_input(&m);
   auto init = [&](const char* name, std::vector<int64_t> dims, const std::vector<float>& v) {
     auto* t = g->add_initializer();
     t->set_name(name);
@@ -115,14 +121,7 @@ TEST(QdqExport, ATinyInputRangeWidensTheWeightScaleInsteadOfClampingTheBias) {
 // systolic's own int8 plans; the other activations get theirs.
 TEST(QdqExport, ASumANormalizationReadsStaysFloat) {
   onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(13);
-  auto* g = m.mutable_graph();
-  auto* in = g->add_input();
-  in->set_name("input");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : {1, 2, 4, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* g = with_input(&m);
   auto node = [&](const char* op, std::vector<const char*> ins, const char* out) {
     auto* n = g->add_node();
     n->set_op_type(op);
