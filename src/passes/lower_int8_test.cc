@@ -294,6 +294,52 @@ TEST(LowerInt8, QdqBiasPastTheExactRangeStaysFloat) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::fabs(want[i]))) << i;
 }
 
+// A QDQ model rounds a conv's output that a float op reads (here Exp): the int8 conv writes
+// float, then rounds it to that uint8 grid in the same step, saturating where the model does.
+TEST(LowerInt8, QdqFloatOutputIsRoundedToItsGrid) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  auto qdq = [&](int t, float scale, int zp, const std::string& name) {
+    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
+    AlignedBytes z(1, static_cast<uint8_t>(zp));
+    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
+    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
+    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
+  };
+  std::vector<int8_t> wq(16 * 8 * 9);
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const("w8", DType::i8, {16, 8, 3, 3}, std::move(wb));
+  const int wsc = b.g.add_const_f32("w.s", {}, {0.002f});
+  AlignedBytes wz(1, 0);
+  const int wzp = b.g.add_const("w.z", DType::i8, {}, std::move(wz));
+  const int w = b.node(Op::DequantizeLinear, {w8, wsc, wzp})[0];
+  const int c = b.node(Op::Conv, {qdq(x, 0.02f, 128, "x"), w}, 1, "conv")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  // Outputs past 2.55 and below 0 saturate on this grid.
+  const int y = b.node(Op::Exp, {qdq(c, 0.01f, 0, "c")})[0];
+  b.output(y);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  int grids = 0;
+  for (const ir::Node& n : (*p)->graph.nodes) grids += n.attrs.count("q_grid") > 0;
+  EXPECT_EQ(grids, 1) << (*p)->kernel_log;
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  int saturated = 0, equal = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 0.0101 * want[i]) << i;  // at most one grid step apart (a near tie)
+    equal += got[i] == want[i];
+    saturated += want[i] == 1.f || std::fabs(want[i] - std::exp(2.55f)) < 1e-5f;
+  }
+  EXPECT_GT(saturated, 50);
+  EXPECT_GT(equal, int(got.size()) * 9 / 10);
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {

@@ -1,6 +1,7 @@
 // Session steps of int8 plans: int8 convolutions, uint8 pools and per-tensor quantize /
 // dequantize, prepared once from the plan's attributes, each checked against its tensors.
 #include <algorithm>
+#include <cmath>
 
 #include "interp/nn_geometry.h"
 #include "runtime/session_step.h"
@@ -79,6 +80,17 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
       return Err("plan is corrupt: int8 conv %s has a bad intermediate rounding", n.name.c_str());
     rq.mid |= 1 << m;
     rq.mid_lo[m] = v[0], rq.mid_hi[m] = v[1], rq.mid_scale[m] = v[2];
+  }
+  if (auto it = n.attrs.find("q_grid"); it != n.attrs.end()) {  // a QDQ model's rounding of the float output
+    const std::vector<float>& v = it->second.floats_v;
+    if (!st->qp.out_f32 || v.size() != 2 || !(v[0] > 0.f) || !std::isfinite(v[0]) || !(v[1] >= 0.f && v[1] <= 255.f) ||
+        v[1] != std::nearbyint(v[1]))
+      return Err("plan is corrupt: int8 conv %s has a bad output grid", n.name.c_str());
+    st->quant_k = kernels::quant_select(host_cpu());
+    if (!st->quant_k) return Err("no quantize kernel runs on this machine");
+    st->q_scale = v[0];
+    st->q_zp = static_cast<int32_t>(v[1]);
+    st->count = out_n;
   }
   a.ep.act = static_cast<kernels::Act>(n.i("act", 0));
   a.ep.a = n.f("act_a", 0.f);

@@ -165,7 +165,10 @@ Status Session::execute() {
       case Step::eltwise: st->elt_k->run(st->ep, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::matmul: st->mm_k->run(st->mp, st->src, st->src_b, st->dst, pool_.get()); break;
       case Step::norm: st->norm_k->run(st->np, st->src, st->src_b, st->src_c, st->dst, pool_.get()); break;
-      case Step::qconv: st->qconv_k->run(st->qp, st->qa, pool_.get()); break;
+      case Step::qconv:
+        st->qconv_k->run(st->qp, st->qa, pool_.get());
+        if (st->quant_k) st->quant_k->round(static_cast<float*>(st->qa.dst), st->count, st->q_scale, st->q_zp, pool_.get());
+        break;
       case Step::qpool: st->qpool_k->run(st->pp, st->qpa, pool_.get()); break;
       case Step::qadd:
         st->qelt_k->add(st->qadd_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());

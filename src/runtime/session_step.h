@@ -32,7 +32,7 @@ struct Session::Step {
   std::vector<uint8_t> q_pad;  // the input's zero point per channel (what padding reads)
   const kernels::QPoolKernel* qpool_k = nullptr;
   kernels::QPoolArgs qpa;
-  const kernels::QuantKernel* quant_k = nullptr;
+  const kernels::QuantKernel* quant_k = nullptr;  // qconv: rounds its float output (q_scale, q_zp, count)
   const kernels::QEltwiseKernel* qelt_k = nullptr;
   kernels::QAddParams qadd_p;
   std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice

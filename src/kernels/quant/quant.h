@@ -3,6 +3,9 @@
 //
 //   quantize:   t = x / scale;  t = min(max(t, -zp), 255 - zp);  y = rne(t) + zp
 //   dequantize: y = (float(x) - float(zp)) * scale
+//   round:      x = (rne(min(max(x / scale, -zp), 255 - zp)) + 0) * scale in place: both in one pass
+//               (a QDQ model's rounding of a float tensor to its uint8 grid; an int8 conv's float
+//               output gets it after the kernel)
 // Layout-blind (element-wise). Every kernel does these float operations, so all give the
 // reference's bytes; the work is split over the pool in blocks of kQuantBlock elements.
 #pragma once
@@ -23,6 +26,7 @@ struct QuantKernel {
   bool (*accepts)(const CpuFeatures&, std::string* why);
   void (*quantize)(const float* x, uint8_t* y, int64_t n, float scale, int32_t zp, pthreadpool_t);
   void (*dequantize)(const uint8_t* x, float* y, int64_t n, float scale, int32_t zp, pthreadpool_t);
+  void (*round)(float* x, int64_t n, float scale, int32_t zp, pthreadpool_t);
 };
 
 const QuantKernel* quant_kernels(std::size_t* count);
@@ -31,5 +35,6 @@ const QuantKernel* quant_select(const CpuFeatures&, std::string* log = nullptr);
 // Scalar forms (the reference; the vector kernels' tails).
 void quantize_u8_n(const float* x, uint8_t* y, int64_t n, float scale, int32_t zp);
 void dequantize_u8_n(const uint8_t* x, float* y, int64_t n, float scale, int32_t zp);
+void round_u8_grid_n(float* x, int64_t n, float scale, int32_t zp);
 
 }  // namespace systolic::kernels

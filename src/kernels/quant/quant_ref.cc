@@ -1,4 +1,5 @@
 // Reference quantize / dequantize (scalar), and the kernel list with its dispatch.
+#include <algorithm>
 #include <cmath>
 #include <span>
 
@@ -19,6 +20,12 @@ void dequantize_u8_n(const uint8_t* x, float* y, int64_t n, float scale, int32_t
   for (int64_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - static_cast<float>(zp)) * scale;
 }
 
+void round_u8_grid_n(float* x, int64_t n, float scale, int32_t zp) {
+  const float lo = static_cast<float>(-zp), hi = static_cast<float>(255 - zp);
+  // + 0: a value rounding to -0 is +0 after dequantize's (q - zp) * scale, and so here.
+  for (int64_t i = 0; i < n; ++i) x[i] = (std::nearbyint(std::fmin(std::fmax(x[i] / scale, lo), hi)) + 0.f) * scale;
+}
+
 namespace {
 
 bool ref_accepts(const CpuFeatures&, std::string*) { return true; }
@@ -27,6 +34,13 @@ void ref_quantize(const float* x, uint8_t* y, int64_t n, float scale, int32_t zp
   pthreadpool_parallelize_1d(pool, [&](std::size_t b) {
     const int64_t i = int64_t(b) * kQuantBlock;
     quantize_u8_n(x + i, y + i, std::min(kQuantBlock, n - i), scale, zp);
+  }, std::size_t((n + kQuantBlock - 1) / kQuantBlock), kPoolFlags);
+}
+
+void ref_round(float* x, int64_t n, float scale, int32_t zp, pthreadpool_t pool) {
+  pthreadpool_parallelize_1d(pool, [&](std::size_t b) {
+    const int64_t i = int64_t(b) * kQuantBlock;
+    round_u8_grid_n(x + i, std::min(kQuantBlock, n - i), scale, zp);
   }, std::size_t((n + kQuantBlock - 1) / kQuantBlock), kPoolFlags);
 }
 
@@ -39,7 +53,7 @@ void ref_dequantize(const uint8_t* x, float* y, int64_t n, float scale, int32_t 
 
 }  // namespace
 
-extern const QuantKernel quant_u8_ref = {"quant_u8_ref", ref_accepts, ref_quantize, ref_dequantize};
+extern const QuantKernel quant_u8_ref = {"quant_u8_ref", ref_accepts, ref_quantize, ref_dequantize, ref_round};
 
 #define SYSTOLIC_QUANT_KERNEL(k) extern const QuantKernel k;
 #include "kernels/quant/quant.inc"

@@ -1,7 +1,8 @@
-// Every quantize/dequantize kernel in quant.inc against the scalar reference, for equality:
+// Every quantize/dequantize/round kernel in quant.inc against the scalar reference, for equality:
 // ties (x.5), saturation at both ends, zero points 0/128/255, lengths with ragged tails.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -23,6 +24,10 @@ TEST(Quant, ReferenceRoundsHalfToEvenAndSaturates) {
   dequantize_u8_n(want, back, 8, 0.5f, 10);
   EXPECT_FLOAT_EQ(back[1], 1.f);
   EXPECT_FLOAT_EQ(back[6], -5.f);
+  float r[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 1000.f, -1000.f, 3.49f, std::nanf("")};
+  round_u8_grid_n(r, 9, 1.f, 10);
+  const float rwant[] = {0.f, 2.f, 2.f, 0.f, -2.f, 245.f, -10.f, 3.f, -10.f};  // a NaN goes to the lowest step
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(r[i], rwant[i]) << i;
 }
 
 TEST(Quant, EveryKernelMatchesTheReference) {
@@ -47,6 +52,10 @@ TEST(Quant, EveryKernelMatchesTheReference) {
           EXPECT_EQ(got, want) << all[k].name << " n=" << n << " zp=" << zp;
           all[k].dequantize(want.data(), back_got.data(), n, scale, zp, pool.get());
           EXPECT_EQ(std::memcmp(back_got.data(), back_want.data(), n * 4), 0) << all[k].name;
+          // Rounding in place is quantize then dequantize, the same bytes.
+          std::vector<float> r = x;
+          all[k].round(r.data(), n, scale, zp, pool.get());
+          EXPECT_EQ(std::memcmp(r.data(), back_want.data(), n * 4), 0) << all[k].name << " round n=" << n;
         }
       }
 }
