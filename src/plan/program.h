@@ -15,10 +15,8 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 8;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
-                                      // 6: dynamic tail; 7: micro-batch; 8: the same fields, new int8
-                                      // lowering (bias range, float residual sums, output grids): the
-                                      // compile cache, which keys on the version, compiles again
+constexpr uint32_t kPlanVersion = 7;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+                                      // 6: dynamic tail; 7: micro-batch
 
 struct CompileStats {
   int64_t nodes_before = 0;
