@@ -57,6 +57,32 @@ std::vector<float> run_program(std::shared_ptr<plan::Program> p, const ir::Graph
   return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
 }
 
+// t through QuantizeLinear -> DequantizeLinear (uint8, per tensor), as a QDQ model writes it.
+int qdq(GraphBuilder& b, int t, float scale, int zp, const std::string& name) {
+  const int s = b.g.add_const_f32(name + ".s", {}, {scale});
+  AlignedBytes z(1, static_cast<uint8_t>(zp));
+  const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
+  const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
+  return b.node(Op::DequantizeLinear, {q, s, zt})[0];
+}
+
+// Patterned int8 weights `shape` behind a DequantizeLinear: one scale, or one per output channel.
+int int8_weights(GraphBuilder& b, const std::string& name, const ir::Shape& shape, const std::vector<float>& scales) {
+  std::vector<int8_t> wq(static_cast<std::size_t>(ir::num_elements(shape)));
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const(name, DType::i8, shape, std::move(wb));
+  const bool per_channel = scales.size() > 1;
+  const int ws = b.g.add_const_f32(name + ".s", per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{}, scales);
+  AlignedBytes wz(scales.size(), 0);
+  const int wzp = b.g.add_const(name + ".z", DType::i8, per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{},
+                                std::move(wz));
+  const int w = b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
+  if (per_channel) b.last().set_i("axis", 0);
+  return w;
+}
+
 int count_int8_convs(const plan::Program& p) {
   int n = 0;
   for (const ir::Node& node : p.graph.nodes)
@@ -144,30 +170,14 @@ TEST(LowerInt8, KeepFp32AndMissingParametersStayFloat) {
 TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
   GraphBuilder b;
   const int x = b.input("x", {1, 8, 6, 6});
-  auto qdq = [&](int t, float scale, int zp, const std::string& name) {
-    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
-    AlignedBytes z(1, static_cast<uint8_t>(zp));
-    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
-    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
-    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
-  };
-  const int xq = qdq(x, 0.02f, 128, "x");
-  std::vector<int8_t> wq(16 * 8 * 9);
-  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
-  AlignedBytes wb(wq.size());
-  std::memcpy(wb.data(), wq.data(), wq.size());
-  const int w8 = b.g.add_const("w8", DType::i8, {16, 8, 3, 3}, std::move(wb));
+  const int xq = qdq(b, x, 0.02f, 128, "x");
   std::vector<float> ws(16);
   for (int k = 0; k < 16; ++k) ws[k] = 0.001f * (k + 1);
-  const int wsc = b.g.add_const_f32("w.s", {16}, ws);
-  AlignedBytes wz(16, 0);
-  const int wzp = b.g.add_const("w.z", DType::i8, {16}, std::move(wz));
-  const int w = b.node(Op::DequantizeLinear, {w8, wsc, wzp})[0];
-  b.last().set_i("axis", 0);
+  const int w = int8_weights(b, "w8", {16, 8, 3, 3}, ws);
   const int c = b.node(Op::Conv, {xq, w})[0];
   b.last().set_ints("pads", {1, 1, 1, 1});
   const int r = b.node(Op::Relu, {c})[0];
-  const int y = qdq(r, 0.01f, 0, "y");
+  const int y = qdq(b, r, 0.01f, 0, "y");
   b.output(y);
   plan::CompileOptions co;
   co.precision = passes::Precision::int8;
@@ -254,32 +264,14 @@ TEST(LowerInt8, BiasPastTheExactRangeWidensTheWeightScale) {
 TEST(LowerInt8, QdqBiasPastTheExactRangeStaysFloat) {
   GraphBuilder b;
   const int x = b.input("x", {1, 4, 5, 5});
-  auto qdq = [&](int t, float scale, const std::string& name) {
-    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
-    AlignedBytes z(1, static_cast<uint8_t>(0));
-    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
-    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
-    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
-  };
-  auto int8_weights = [&](const std::string& name, float scale) {
-    std::vector<int8_t> wq(4 * 4 * 9);
-    for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
-    AlignedBytes wb(wq.size());
-    std::memcpy(wb.data(), wq.data(), wq.size());
-    const int w8 = b.g.add_const(name, DType::i8, {4, 4, 3, 3}, std::move(wb));
-    const int ws = b.g.add_const_f32(name + ".s", {}, {scale});
-    AlignedBytes wz(1, 0);
-    const int wzp = b.g.add_const(name + ".z", DType::i8, {}, std::move(wz));
-    return b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
-  };
   const int r = b.node(Op::Relu, {x})[0];
   // A first conv whose outputs are all within 2.5e-8 (the grid of y1 below holds them)...
-  const int c1 = b.node(Op::Conv, {qdq(r, 0.02f, "x"), int8_weights("w1", 1e-12f)}, 1, "first")[0];
+  const int c1 = b.node(Op::Conv, {qdq(b, r, 0.02f, 0, "x"), int8_weights(b, "w1", {4, 4, 3, 3}, {1e-12f})}, 1, "first")[0];
   b.last().set_ints("pads", {1, 1, 1, 1});
   const int r1 = b.node(Op::Relu, {c1})[0];
   // ... then 1e-10 x 1e-3 per accumulator unit: a bias of 0.5 is 5e12 units.
   const int c2 =
-      b.node(Op::Conv, {qdq(r1, 1e-10f, "y1"), int8_weights("w2", 0.001f), b.g.add_const_f32("b2", {4}, {0.5f, -0.25f, 0.125f, 1.f})},
+      b.node(Op::Conv, {qdq(b, r1, 1e-10f, 0, "y1"), int8_weights(b, "w2", {4, 4, 3, 3}, {0.001f}), b.g.add_const_f32("b2", {4}, {0.5f, -0.25f, 0.125f, 1.f})},
              1, "second")[0];
   b.last().set_ints("pads", {1, 1, 1, 1});
   b.output(c2);
@@ -299,26 +291,11 @@ TEST(LowerInt8, QdqBiasPastTheExactRangeStaysFloat) {
 TEST(LowerInt8, QdqFloatOutputIsRoundedToItsGrid) {
   GraphBuilder b;
   const int x = b.input("x", {1, 8, 6, 6});
-  auto qdq = [&](int t, float scale, int zp, const std::string& name) {
-    const int s = b.g.add_const_f32(name + ".s", {}, {scale});
-    AlignedBytes z(1, static_cast<uint8_t>(zp));
-    const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
-    const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
-    return b.node(Op::DequantizeLinear, {q, s, zt})[0];
-  };
-  std::vector<int8_t> wq(16 * 8 * 9);
-  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
-  AlignedBytes wb(wq.size());
-  std::memcpy(wb.data(), wq.data(), wq.size());
-  const int w8 = b.g.add_const("w8", DType::i8, {16, 8, 3, 3}, std::move(wb));
-  const int wsc = b.g.add_const_f32("w.s", {}, {0.002f});
-  AlignedBytes wz(1, 0);
-  const int wzp = b.g.add_const("w.z", DType::i8, {}, std::move(wz));
-  const int w = b.node(Op::DequantizeLinear, {w8, wsc, wzp})[0];
-  const int c = b.node(Op::Conv, {qdq(x, 0.02f, 128, "x"), w}, 1, "conv")[0];
+  const int w = int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f});
+  const int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), w}, 1, "conv")[0];
   b.last().set_ints("pads", {1, 1, 1, 1});
   // Outputs past 2.55 and below 0 saturate on this grid.
-  const int y = b.node(Op::Exp, {qdq(c, 0.01f, 0, "c")})[0];
+  const int y = b.node(Op::Exp, {qdq(b, c, 0.01f, 0, "c")})[0];
   b.output(y);
   plan::CompileOptions co;
   co.precision = passes::Precision::int8;
