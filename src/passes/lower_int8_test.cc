@@ -83,6 +83,13 @@ int int8_weights(GraphBuilder& b, const std::string& name, const ir::Shape& shap
   return w;
 }
 
+// An int8 compile of a graph that brings its own quantization (QDQ).
+Expected<std::shared_ptr<plan::Program>> compile_given(const ir::Graph& g) {
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  return plan::compile(g, co);
+}
+
 int count_int8_convs(const plan::Program& p) {
   int n = 0;
   for (const ir::Node& node : p.graph.nodes)
@@ -179,9 +186,7 @@ TEST(LowerInt8, QdqGraphFoldsAndMatchesItsReference) {
   const int r = b.node(Op::Relu, {c})[0];
   const int y = qdq(b, r, 0.01f, 0, "y");
   b.output(y);
-  plan::CompileOptions co;
-  co.precision = passes::Precision::int8;
-  auto p = plan::compile(b.g, co);
+  auto p = compile_given(b.g);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(count_int8_convs(**p), 1);
   EXPECT_NE((*p)->kernel_log.find("fold_qdq: 2 DequantizeLinear folded"), std::string::npos) << (*p)->kernel_log;
@@ -270,14 +275,12 @@ TEST(LowerInt8, QdqBiasPastTheExactRangeStaysFloat) {
   b.last().set_ints("pads", {1, 1, 1, 1});
   const int r1 = b.node(Op::Relu, {c1})[0];
   // ... then 1e-10 x 1e-3 per accumulator unit: a bias of 0.5 is 5e12 units.
+  const int b2 = b.g.add_const_f32("b2", {4}, {0.5f, -0.25f, 0.125f, 1.f});
   const int c2 =
-      b.node(Op::Conv, {qdq(b, r1, 1e-10f, 0, "y1"), int8_weights(b, "w2", {4, 4, 3, 3}, {0.001f}), b.g.add_const_f32("b2", {4}, {0.5f, -0.25f, 0.125f, 1.f})},
-             1, "second")[0];
+      b.node(Op::Conv, {qdq(b, r1, 1e-10f, 0, "y1"), int8_weights(b, "w2", {4, 4, 3, 3}, {0.001f}), b2}, 1, "second")[0];
   b.last().set_ints("pads", {1, 1, 1, 1});
   b.output(c2);
-  plan::CompileOptions co;
-  co.precision = passes::Precision::int8;
-  auto p = plan::compile(b.g, co);
+  auto p = compile_given(b.g);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(count_int8_convs(**p), 1);
   EXPECT_NE((*p)->kernel_log.find("second stays float: its bias"), std::string::npos) << (*p)->kernel_log;
@@ -297,9 +300,7 @@ TEST(LowerInt8, QdqFloatOutputIsRoundedToItsGrid) {
   // Outputs past 2.55 and below 0 saturate on this grid.
   const int y = b.node(Op::Exp, {qdq(b, c, 0.01f, 0, "c")})[0];
   b.output(y);
-  plan::CompileOptions co;
-  co.precision = passes::Precision::int8;
-  auto p = plan::compile(b.g, co);
+  auto p = compile_given(b.g);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(count_int8_convs(**p), 1);
   int grids = 0;
