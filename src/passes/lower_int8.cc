@@ -217,10 +217,7 @@ struct Lowering {
         float m = 0.f;
         for (int64_t i = 0; i < per; ++i) m = std::max(m, std::fabs(v[k * per + i]));
         s = m > 0.f ? m / 127.f : 1.f;
-        if (bias && sx > 0.f) {
-          const double need = std::fabs(double(bias->as<float>()[k])) / (double(sx) * (kernels::kQConvMaxBias / 2));
-          if (need > s) s = static_cast<float>(std::min(need, double(std::numeric_limits<float>::max())));
-        }
+        if (bias && sx > 0.f) s = std::max(s, kernels::qconv_min_weight_scale(bias->as<float>()[k], sx));
       }
       (*sw)[k] = s;
       for (int64_t i = 0; i < per; ++i) {

@@ -52,7 +52,6 @@ void compact_tensors(ir::Graph& g) {
   g.tensors = std::move(kept);
 }
 
-
 // What the matrix kernels compute in: int8 for a quantized model when asked to choose.
 passes::Precision plan_precision(const ir::Graph& graph, const CompileOptions& opts) {
   if (!opts.optimize) return passes::Precision::fp32;

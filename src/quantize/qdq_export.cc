@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 
 #include "frontend/onnx/export.h"
@@ -49,7 +48,8 @@ int quantize_weight(ir::Graph& g, std::vector<ir::Node>* pre, int w, int axis, f
     m = std::max(m, std::fabs(v[i]));
   }
   for (float& s : *scales) s = s > 0.f ? s / qmax : 1.f;
-  for (std::size_t c = 0; c < min_scale.size() && c < scales->size(); ++c) (*scales)[c] = std::max((*scales)[c], min_scale[c]);
+  for (std::size_t c = 0; c < min_scale.size() && c < scales->size(); ++c)
+    (*scales)[c] = std::max((*scales)[c], min_scale[c]);
   std::vector<int8_t> q(n);
   for (int64_t i = 0; i < n; ++i)
     q[i] = static_cast<int8_t>(std::clamp(std::nearbyint(v[i] / (*scales)[(i / inner) % channels]), -qmax, qmax));
@@ -168,9 +168,7 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
         std::vector<float> min_scale;
         if (qbias && sx > 0.f)
           for (int64_t c = 0; c < g.t(b).numel(); ++c)
-            min_scale.push_back(static_cast<float>(std::min(std::fabs(double(g.t(b).as<float>()[c])) /
-                                                                (double(sx) * (kernels::kQConvMaxBias / 2)),
-                                                            double(std::numeric_limits<float>::max()))));
+            min_scale.push_back(kernels::qconv_min_weight_scale(g.t(b).as<float>()[c], sx));
         std::vector<float> sw;
         n.inputs[1] = quantize_weight(g, &result, n.inputs[1], axis, o.reduce_range ? 63.f : 127.f, &sw, min_scale);
         ++st.weights;

@@ -1,7 +1,8 @@
 // `systolic compare MODEL --precision bf16|int8 [--calibration ...] [--inputs DIR|FILES|random:N]
-// [--batch N] [--shape NAME=DIMS] [--json] [--preprocess ...]`: the model compiled in fp32 and in the given precision
-// (same preprocessing), both run on the same inputs, and how closely the first output (logits,
-// per batch row) follows fp32's: cosine similarity, max absolute error, top-1 and top-5 agreement.
+// [--batch N] [--shape NAME=DIMS] [--json] [--preprocess ...]`: the model compiled in fp32 and
+// in the given precision (same preprocessing), both run on the same inputs, and how closely the
+// first output (logits, per batch row) follows fp32's: cosine similarity, max absolute error,
+// top-1 and top-5 agreement.
 #include <sys/stat.h>
 
 #include <cstdio>

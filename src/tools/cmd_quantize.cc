@@ -1,6 +1,6 @@
 // `systolic quantize MODEL.onnx --calibration DIR|FILE...|random:N [--method minmax|percentile|entropy]
-// [--keep-fp32 NODE,...] [--shape NAME=DIMS] [--report] -o OUT.plan|OUT.onnx`: calibrates a float model and writes
-// a compiled int8 plan, or the standard QDQ ONNX model other engines run.
+// [--keep-fp32 NODE,...] [--shape NAME=DIMS] [--report] -o OUT.plan|OUT.onnx`: calibrates a float
+// model and writes a compiled int8 plan, or the standard QDQ ONNX model other engines run.
 #include <unistd.h>
 
 #include <cerrno>

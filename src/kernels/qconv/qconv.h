@@ -20,8 +20,11 @@
 #pragma once
 #include <pthreadpool.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "base/cpu.h"
@@ -35,6 +38,13 @@ namespace systolic::kernels {
 // this much room. A bias past it must not be clamped into range (a wrong answer): the quantizer
 // widens that channel's weight scale instead, or the conv stays float.
 constexpr long kQConvMaxBias = 65536L * 256L;
+
+// The smallest weight scale at which `bias`, in units of input_scale times that scale, stays
+// within half of kQConvMaxBias (the largest float where that is past float's range).
+inline float qconv_min_weight_scale(float bias, float input_scale) {
+  const double s = std::fabs(double(bias)) / (double(input_scale) * (kQConvMaxBias / 2));
+  return static_cast<float>(std::min(s, double(std::numeric_limits<float>::max())));
+}
 
 struct QConvParams {
   ConvParams conv;  // geometry; pixel strides count elements (bytes for u8, floats for f32)
