@@ -331,6 +331,9 @@ struct Lowering {
       for (int64_t k = 0; k < oc; ++k) scale[k] = sx * sw[k];
       n.set_i("q_out_f32", 1);
       if (res >= 0) n.inputs[3] = as_f32(res);
+      // The model's rounding before a float-only activation: the runtime applies it to the
+      // kernel's sums and then the activation (session_quant.cc).
+      if (ctx.qdq_model && !act_int8 && mid[1]) n.set_floats("q_pre_grid", {mid_s[1], mid_z[1]});
     }
     if (!image) n.inputs[0] = as_u8(n.inputs[0]);
     // The image's bytes are this conv's uint8 input as they are (scale 1, zero points in bias
@@ -409,11 +412,8 @@ struct Lowering {
           // A QDQ model rounds this conv's output to its uint8 grid, but the conv writes float
           // for float readers: the rounding follows the kernel in the same step (session_run),
           // where Quantize and Dequantize steps cost MobileNetV3-small a quarter of its time.
-          // (With a float-only activation fused, the model's rounding before it is not applied.)
           const int y = n.outputs[0];
-          const auto act = static_cast<kernels::Act>(n.i("act", 0));
-          if (ctx.qdq_model && n.i("q_out_f32", 0) && quantized(y) && !g.is_graph_output(y) &&
-              (act == kernels::Act::none || act == kernels::Act::relu || act == kernels::Act::clip))
+          if (ctx.qdq_model && n.i("q_out_f32", 0) && quantized(y) && !g.is_graph_output(y))
             n.set_floats("q_grid", {g.t(y).quant.scale[0], float(g.t(y).quant.zero_point[0])});
           out.push_back(std::move(n));
           continue;

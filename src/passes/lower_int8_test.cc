@@ -318,6 +318,38 @@ TEST(LowerInt8, QdqFloatOutputIsRoundedToItsGrid) {
   EXPECT_GT(equal, int(got.size()) * 9 / 10);
 }
 
+// A float-only activation fused into an int8 conv of a QDQ model: the model's rounding of the
+// sum before it, then the activation, then the rounding of its own output (read by float code).
+TEST(LowerInt8, QdqRoundingBeforeAFloatActivationIsKept) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  const int w = int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f});
+  const int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), w}, 1, "conv")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  // A coarse grid before HardSwish (steps of 0.05 from -3.2), a finer one after it.
+  const int h = b.node(Op::HardSwish, {qdq(b, c, 0.05f, 64, "c")}, 1, "hswish")[0];
+  const int y = b.node(Op::Exp, {qdq(b, h, 0.01f, 40, "h")})[0];
+  b.output(y);
+  auto p = compile_given(b.g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  int pre = 0, grids = 0;
+  for (const ir::Node& n : (*p)->graph.nodes) {
+    pre += n.attrs.count("q_pre_grid") > 0;
+    grids += n.attrs.count("q_grid") > 0;
+  }
+  EXPECT_EQ(pre, 1) << (*p)->kernel_log;
+  EXPECT_EQ(grids, 1) << (*p)->kernel_log;
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  int equal = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 0.0101 * want[i]) << i;  // at most one grid step apart (a near tie)
+    equal += got[i] == want[i];
+  }
+  EXPECT_GT(equal, int(got.size()) * 9 / 10);
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {

@@ -81,20 +81,36 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
     rq.mid |= 1 << m;
     rq.mid_lo[m] = v[0], rq.mid_hi[m] = v[1], rq.mid_scale[m] = v[2];
   }
-  if (auto it = n.attrs.find("q_grid"); it != n.attrs.end()) {  // a QDQ model's rounding of the float output
-    const std::vector<float>& v = it->second.floats_v;
-    if (!st->qp.out_f32 || v.size() != 2 || !(v[0] > 0.f) || !std::isfinite(v[0]) || !(v[1] >= 0.f && v[1] <= 255.f) ||
-        v[1] != std::nearbyint(v[1]))
-      return Err("plan is corrupt: int8 conv %s has a bad output grid", n.name.c_str());
-    st->quant_k = kernels::quant_select(host_cpu());
-    if (!st->quant_k) return Err("no quantize kernel runs on this machine");
-    st->q_scale = v[0];
-    st->q_zp = static_cast<int32_t>(v[1]);
-    st->count = out_n;
-  }
   a.ep.act = static_cast<kernels::Act>(n.i("act", 0));
   a.ep.a = n.f("act_a", 0.f);
   a.ep.b = n.f("act_b", 0.f);
+  // A QDQ model's roundings of the float output to uint8 grids (scale, zero point): q_grid of
+  // the output itself; q_pre_grid of the sum before a float-only activation, which then runs
+  // after the kernel, in place.
+  auto grid = [&](const char* attr, float* scale, int32_t* zp) -> Status {
+    auto it = n.attrs.find(attr);
+    if (it == n.attrs.end()) return Status::Ok();
+    const std::vector<float>& v = it->second.floats_v;
+    if (!st->qp.out_f32 || v.size() != 2 || !(v[0] > 0.f) || !std::isfinite(v[0]) || !(v[1] >= 0.f && v[1] <= 255.f) ||
+        v[1] != std::nearbyint(v[1]))
+      return Err("plan is corrupt: int8 conv %s has a bad %s", n.name.c_str(), attr);
+    st->quant_k = kernels::quant_select(host_cpu());
+    if (!st->quant_k) return Err("no quantize kernel runs on this machine");
+    *scale = v[0];
+    *zp = static_cast<int32_t>(v[1]);
+    st->count = out_n;
+    return Status::Ok();
+  };
+  SYSTOLIC_RETURN_IF_ERROR(grid("q_grid", &st->q_scale, &st->q_zp));
+  st->q_grid = n.attrs.count("q_grid") > 0;
+  SYSTOLIC_RETURN_IF_ERROR(grid("q_pre_grid", &st->q_pre_scale, &st->q_pre_zp));
+  if (n.attrs.count("q_pre_grid")) {
+    st->ep.n = out_n;
+    st->ep.act = a.ep;
+    a.ep = kernels::Epilogue{};
+    st->elt_k = kernels::eltwise_select(st->ep, host_cpu());
+    if (!st->elt_k) return Err("no element-wise kernel runs conv %s's activation here", n.name.c_str());
+  }
   *workspace = std::max(*workspace, st->qconv_k->workspace_bytes(st->qp));
   st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
   return Status::Ok();

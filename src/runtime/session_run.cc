@@ -167,7 +167,12 @@ Status Session::execute() {
       case Step::norm: st->norm_k->run(st->np, st->src, st->src_b, st->src_c, st->dst, pool_.get()); break;
       case Step::qconv:
         st->qconv_k->run(st->qp, st->qa, pool_.get());
-        if (st->quant_k) st->quant_k->round(static_cast<float*>(st->qa.dst), st->count, st->q_scale, st->q_zp, pool_.get());
+        if (st->q_pre_scale > 0.f) {
+          float* y = static_cast<float*>(st->qa.dst);
+          st->quant_k->round(y, st->count, st->q_pre_scale, st->q_pre_zp, pool_.get());
+          st->elt_k->run(st->ep, y, nullptr, y, pool_.get());
+        }
+        if (st->q_grid) st->quant_k->round(static_cast<float*>(st->qa.dst), st->count, st->q_scale, st->q_zp, pool_.get());
         break;
       case Step::qpool: st->qpool_k->run(st->pp, st->qpa, pool_.get()); break;
       case Step::qadd:
