@@ -73,7 +73,10 @@ struct QEpilogueAvx512 {
       if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
       t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), zp);
-      _mm_mask_storeu_epi8(dst + i * ds, m, _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
+      // q is in [0, 255]. A plain store where the row is whole, as for the residual: masked
+      // stores that missed the cache ran the 1x1 64->256 conv at batch 16 16-36% slower.
+      if (n >= W) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ds), _mm512_cvtepi32_epi8(q));
+      else _mm_mask_storeu_epi8(dst + i * ds, m, _mm512_cvtepi32_epi8(q));
     }
   }
 
