@@ -4,7 +4,9 @@
 #   (default: the serving batch);
 # - one client, batch 1, binary REST: p50 minus bench's batch-1 p50;
 # - 4x overload (4 x bench's throughput offered open-loop, a queue of one batch): only 200 or
-#   503, 503 latency, p99 of the admitted, server RSS after each of four phases;
+#   503, 503 latency, p99 of the admitted, server RSS after each of four phases: gRPC (each
+#   client on its own connection, as separate callers), REST, gRPC with every client on one
+#   shared connection, REST;
 # - SIGTERM under 16 clients: admitted requests that failed (must be 0).
 set -euo pipefail
 
@@ -87,7 +89,7 @@ stop_server
 start_server --max-queue-delay-us "$delay" --max-queue-size "$batch"
 rate=$($PY -c "print(4 * $(median "${bb_tp[@]}"))")
 load() { "$LOAD" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) \
-           --rate "$rate" --seconds "$seconds"; }
+           --rate "$rate" --seconds "$seconds" "${@:3}"; }
 # The batch time under this load, from the server's own counters: compute time summed per
 # request over requests, i.e. the mean time of the batch each admitted request rode in.
 counters() { curl -s "http://127.0.0.1:$http/metrics" | awk -v m="model=\"$model\"" '
@@ -96,7 +98,7 @@ counters() { curl -s "http://127.0.0.1:$http/metrics" | awk -v m="model=\"$model
 batch_ms() { $PY -c "import sys; a=[float(v) for v in sys.argv[1:]]; print(round((a[2]-a[0])/max(1,a[3]-a[1])/1000, 1))" $1 $2; }
 c0=$(counters); over=$(load grpc "$grpc"); rss0=$(rss_kib "$pid")
 c1=$(counters); over2=$(load rest "$http"); rss1=$(rss_kib "$pid")
-c2=$(counters); over3=$(load grpc "$grpc"); rss2=$(rss_kib "$pid")
+c2=$(counters); over3=$(load grpc "$grpc" --shared-connection); rss2=$(rss_kib "$pid")
 c3=$(counters); over4=$(load rest "$http"); rss3=$(rss_kib "$pid")
 c4=$(counters)
 stop_server
@@ -121,7 +123,7 @@ echo
 echo "4x overload ($rate req/s offered, queue $batch, max_queue_delay $((delay / 1000)) ms):"
 echo "  gRPC (batch time $(batch_ms "$c0" "$c1") ms) $over"
 echo "  REST (batch time $(batch_ms "$c1" "$c2") ms) $over2"
-echo "  gRPC again (batch time $(batch_ms "$c2" "$c3") ms) $over3"
+echo "  gRPC, one shared connection (batch time $(batch_ms "$c2" "$c3") ms) $over3"
 echo "  REST again (batch time $(batch_ms "$c3" "$c4") ms) $over4"
 echo "server RSS after each phase: $rss0, $rss1, $rss2, $rss3 KiB"
 stopped=$(grep "stopped:" "$work/server.log" || echo "no stopped line: $(tail -3 "$work/server.log")")

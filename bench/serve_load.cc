@@ -4,7 +4,9 @@
 // (raw_input_contents) or REST (the binary tensor extension), back to back, or with --rate R
 // open-loop (request k is due at k/R seconds; whichever client is free sends it). Prints one
 // JSON line: requests, ok, rejected (503 / UNAVAILABLE), errors by kind, served throughput,
-// latency percentiles of the successful requests and of the rejections.
+// latency percentiles of the successful requests and of the rejections. Each gRPC client has
+// its own connection, as separate callers do; --shared-connection puts them all on one HTTP/2
+// connection (one channel in one process), whose flow control then orders every upload.
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
@@ -37,6 +39,7 @@ struct Options {
   std::string protocol, addr, model, input_name = "input", shape = "1,3,224,224";
   std::vector<int64_t> dims;  // parsed from shape
   int clients = 1;
+  bool shared_connection = false;
   double seconds = 10, warmup = 1, rate = 0;
 };
 
@@ -84,6 +87,8 @@ class Load {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(1 << 30);
     args.SetMaxSendMessageSize(1 << 30);
+    // gRPC shares one connection among channels of equal arguments in a process unless told.
+    if (!o_.shared_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     auto channel = grpc::CreateCustomChannel(o_.addr, grpc::InsecureChannelCredentials(), args);
     auto stub = inference::GRPCInferenceService::NewStub(channel);
     inference::ModelInferRequest req;
@@ -204,6 +209,7 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", o.seconds)->check(CLI::PositiveNumber);
   app.add_option("--warmup", o.warmup)->check(CLI::NonNegativeNumber);
   app.add_option("--rate", o.rate, "offered requests/s (0: closed loop)")->check(CLI::NonNegativeNumber);
+  app.add_flag("--shared-connection", o.shared_connection, "gRPC: all clients on one connection");
   CLI11_PARSE(app, argc, argv);
 
   int64_t elems = 1;
