@@ -54,6 +54,22 @@ TEST(CliPrecision, CompareInt8AgainstFp32) {
   }
 }
 
+// --output: a tensor inside the network (uint8 NHWC in the int8 plan, dequantized and put back
+// in NCHW order), a graph output by name, and a name no plan computes.
+TEST(CliPrecision, CompareATensorInsideTheNetwork) {
+  const auto j = json_of(sh("compare " + resnet18() + " --precision int8 --inputs random:2 --output layer2.1.relu --json"));
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["output"], "layer2.1.relu");
+  EXPECT_EQ(j["rows"], 2);
+  EXPECT_GE(j["cosine"].get<double>(), 0.999);
+  EXPECT_LT(j["cosine"].get<double>(), 1.0);  // rounded to uint8: not the float values
+  const auto o = json_of(sh("compare " + resnet18() + " --precision int8 --inputs random:2 --output logits --json"));
+  EXPECT_EQ(o["output"], "logits");
+  EXPECT_GE(o["cosine"].get<double>(), 0.999);
+  expect_clean_error(sh("compare " + resnet18() + " --precision int8 --output layer2.1.conv1"),
+                     "--output layer2.1.conv1: the fp32 plan computes no tensor of that name");
+}
+
 TEST(CliPrecision, CompareTextReportAndInputs) {
   Result r = sh("compare " + tiny() + " --precision bf16 --inputs random:2 --batch 2");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -1,13 +1,15 @@
 // `systolic compare MODEL --precision bf16|int8 [--calibration ...] [--inputs DIR|FILES|random:N]
-// [--batch N] [--shape NAME=DIMS] [--json] [--preprocess ...]`: the model compiled in fp32 and
-// in the given precision (same preprocessing), both run on the same inputs, and how closely the
-// first output (logits, per batch row) follows fp32's: cosine similarity, max absolute error,
-// top-1 and top-5 agreement.
+// [--batch N] [--shape NAME=DIMS] [--output NAME] [--json] [--preprocess ...]`: the model
+// compiled in fp32 and in the given precision (same preprocessing), both run on the same
+// inputs, and how closely one output (the first, or --output: any graph output, or a tensor
+// inside the network that both plans compute) follows fp32's, per batch row: cosine
+// similarity, max absolute error, top-1 and top-5 agreement.
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "kernels/reorder/reorder.h"
 #include "quantize/calibration_data.h"
 #include "runtime/session.h"
 #include "tools/agreement.h"
@@ -22,6 +24,7 @@ struct CompareArgs {
   std::string model;
   std::vector<std::string> inputs{"random:8"};
   std::vector<std::string> shapes;  // --shape NAME=DIMS
+  std::string output;               // --output: empty for the first graph output
   int64_t batch = 0;
   int threads = 0;
   bool json = false, no_cache = false;
@@ -31,6 +34,56 @@ std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const std::string& x : v) s += (s.empty() ? "" : " ") + x;
   return s;
+}
+
+// A tensor as a plan stores it, as float values in the model's (NCHW) order: uint8
+// dequantized with its parameters, NHWC transposed back.
+Status plain_floats(const ir::Tensor& t, const void* data, std::vector<float>* out) {
+  const int64_t n = t.numel();
+  std::vector<float> v(static_cast<std::size_t>(n));
+  if (t.dtype == ir::DType::u8 && t.quant.per_tensor()) {
+    const auto* q = static_cast<const uint8_t*>(data);
+    const float sc = t.quant.scale[0], z = static_cast<float>(t.quant.zero_point[0]);
+    for (int64_t i = 0; i < n; ++i) v[i] = (static_cast<float>(q[i]) - z) * sc;
+  } else if (t.dtype == ir::DType::f32) {
+    const auto* f = static_cast<const float*>(data);
+    v.assign(f, f + n);
+  } else {
+    return Err("tensor %s is %s in a plan; compare reads float (or quantized uint8) tensors", t.name.c_str(),
+               ir::dtype_name(t.dtype));
+  }
+  if (t.layout == ir::Layout::nhwc) {
+    if (t.shape.size() != 4) return Err("tensor %s is NHWC but not 4-D", t.name.c_str());
+    out->resize(v.size());
+    kernels::reorder_ref_f32(v.data(), out->data(), t.shape.data(), 0);
+  } else {
+    *out = std::move(v);
+  }
+  return Status::Ok();
+}
+
+// Where --output names a tensor inside the network: its values in each run, captured as the
+// step that writes it finishes.
+struct Watch {
+  std::string name;
+  std::vector<float> values;
+  ir::Shape shape;
+  Status status = Status::Ok();
+  bool seen = false;
+  void observe(const ir::Tensor& t, const void* data) {
+    if (t.name != name || !status.ok()) return;
+    status = plain_floats(t, data, &values);
+    shape = t.shape;
+    seen = true;
+  }
+};
+
+// Whether a plan computes `name` as an activation (a step writes it to the arena).
+bool computes(const plan::Program& p, const std::string& name) {
+  for (std::size_t i = 0; i < p.graph.tensors.size(); ++i)
+    if (p.graph.tensors[i].name == name && p.graph.tensors[i].arena_offset >= 0 && !p.graph.tensors[i].is_const())
+      return true;
+  return false;
 }
 
 Status compare(const CompareArgs& a, const PrecisionFlags& prec, const PreprocessFlags& pre) {
@@ -58,6 +111,8 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
   mo.input_shapes = *bound;
   mo.cache = !a.no_cache;
   mo.preprocess = *preprocess;
+  // A tensor inside the network is observed step by step: one run of the whole batch.
+  mo.micro_batch = a.output.empty() ? 0 : mo.batch;
   // fp32 first: a QDQ model's Q/DQ pairs then run in float (fake quantization).
   mo.precision.precision = "fp32";
   auto ref = open_session(a.model, mo, a.threads);
@@ -80,21 +135,60 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
   for (const std::string& n : notes) std::fprintf(stderr, "systolic: note: --inputs %s\n", n.c_str());
   if (!samples.ok()) return Err("--inputs: %s", samples.status().message().c_str());
 
-  const runtime::TensorInfo& out = r.outputs()[0];
+  // The output compared: a graph output by index, or a tensor both plans compute (watched).
+  std::size_t out_k = 0;
+  bool inside = false;
+  if (!a.output.empty()) {
+    out_k = r.outputs().size();
+    for (std::size_t k = 0; k < r.outputs().size(); ++k)
+      if (r.outputs()[k].name == a.output) out_k = k;
+    if (out_k == r.outputs().size()) {
+      std::string names;
+      for (const runtime::TensorInfo& o : r.outputs()) names += (names.empty() ? "" : ", ") + o.name;
+      for (const runtime::Session* s : {&r, &l})
+        if (!computes(s->program(), a.output))
+          return Err("--output %s: the %s plan computes no tensor of that name (not in the model, or fused into "
+                     "its neighbour there); the model's outputs: %s",
+                     a.output.c_str(), s->program().precision.c_str(), names.c_str());
+      inside = true;
+      out_k = 0;
+    }
+  }
+  Watch wr, wl;
+  wr.name = wl.name = a.output;
+  if (inside) {
+    r.set_observer([&](const ir::Tensor& t, const void* d) { wr.observe(t, d); });
+    l.set_observer([&](const ir::Tensor& t, const void* d) { wl.observe(t, d); });
+  }
+  const std::string out_name = inside ? a.output : r.outputs()[out_k].name;
+  ir::Shape out_shape = inside ? ir::Shape{} : r.outputs()[out_k].shape;
   Agreement agree;
   for (const std::vector<runtime::HostTensor>& set : *samples) {
     std::vector<std::pair<std::string, runtime::HostTensor>> named;
     for (std::size_t k = 0; k < set.size(); ++k) named.emplace_back(r.inputs()[k].name, set[k]);
     std::vector<runtime::HostTensor> ro, lo;
+    wr.seen = wl.seen = false;
     SYSTOLIC_RETURN_IF_ERROR(r.run(named, &ro));
     SYSTOLIC_RETURN_IF_ERROR(l.run(named, &lo));
-    const runtime::HostTensor& x = ro[0];
-    const runtime::HostTensor& y = lo[0];
+    if (inside) {
+      SYSTOLIC_RETURN_IF_ERROR(wr.status);
+      SYSTOLIC_RETURN_IF_ERROR(wl.status);
+      if (!wr.seen || !wl.seen) return Err("--output %s: no step wrote it in this run", a.output.c_str());
+      if (wr.shape != wl.shape)
+        return Err("tensor %s is %s in fp32 but %s in %s", out_name.c_str(), ir::shape_str(wr.shape).c_str(),
+                   ir::shape_str(wl.shape).c_str(), l.program().precision.c_str());
+      out_shape = wr.shape;
+      const int64_t rows = wr.shape.size() >= 2 && wr.shape[0] > 0 ? wr.shape[0] : 1;
+      agree.add(wr.values.data(), wl.values.data(), rows, static_cast<int64_t>(wr.values.size()) / rows);
+      continue;
+    }
+    const runtime::HostTensor& x = ro[out_k];
+    const runtime::HostTensor& y = lo[out_k];
     if (x.dtype != ir::DType::f32 || y.dtype != ir::DType::f32)
-      return Err("output %s is %s in fp32 and %s in %s; compare needs float outputs", out.name.c_str(),
+      return Err("output %s is %s in fp32 and %s in %s; compare needs float outputs", out_name.c_str(),
                  ir::dtype_name(x.dtype), ir::dtype_name(y.dtype), l.program().precision.c_str());
     if (x.shape != y.shape)
-      return Err("output %s is %s in fp32 but %s in %s", out.name.c_str(), ir::shape_str(x.shape).c_str(),
+      return Err("output %s is %s in fp32 but %s in %s", out_name.c_str(), ir::shape_str(x.shape).c_str(),
                  ir::shape_str(y.shape).c_str(), l.program().precision.c_str());
     // One row per batch item (a rank-0 or rank-1 output is one row).
     const int64_t rows = x.shape.size() >= 2 && x.shape[0] > 0 ? x.shape[0] : 1;
@@ -105,7 +199,7 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
   if (a.json) {
     const nlohmann::json j = {{"model", a.model},
                               {"precision", precision},
-                              {"output", out.name},
+                              {"output", out_name},
                               {"batch", r.program().batch},
                               {"samples", samples->size()},
                               {"rows", agree.rows()},
@@ -119,7 +213,7 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
   std::printf("model        %s (batch %lld, %s against fp32, %s)\n", a.model.c_str(),
               static_cast<long long>(r.program().batch), precision.c_str(), l.program().isa.c_str());
   std::printf("inputs       %s: %zu samples, %lld rows of output %s%s\n", join(a.inputs).c_str(), samples->size(),
-              static_cast<long long>(agree.rows()), out.name.c_str(), ir::shape_str(out.shape).c_str());
+              static_cast<long long>(agree.rows()), out_name.c_str(), ir::shape_str(out_shape).c_str());
   std::printf("cosine       %.6f (all values of all rows as one vector)\n", agree.cosine());
   std::printf("max |error|  %.6g\n", agree.max_abs_error());
   std::printf("top-1        %.1f%% of rows have fp32's argmax\n", 100 * agree.top1());
@@ -132,7 +226,7 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
 void register_compare(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "run a model in fp32 and in bf16 or int8: cosine, max error, top-1/top-5 agreement");
   cmd->footer(
-      "Both plans take the same inputs; the first output is compared, one row per batch item. cosine: over all values "
+      "Both plans take the same inputs; the first output (or --output) is compared, one row per batch item. cosine: over all values "
       "of all rows as one vector. max_abs_error: the largest |value - fp32's|. top1_agreement: the fraction of rows "
       "whose argmax is fp32's. top5_agreement: the mean over rows of |top5 and fp32's top5 in common| / 5.");
   auto a = std::make_shared<CompareArgs>();
@@ -143,6 +237,9 @@ void register_compare(CLI::App& app) {
   cmd->add_option("--batch", a->batch, "batch size (default 1; rows of the output compared one by one)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--threads", a->threads, "threads (default: one per core)");
+  cmd->add_option("--output", a->output,
+                  "the tensor compared: a graph output, or one inside the network that both plans compute (a "
+                  "detector's scores before its NMS; default: the first output)");
   auto shapes = std::make_shared<std::vector<std::string>>();
   add_shape_flag(cmd, shapes);
   cmd->add_flag("--json", a->json,
