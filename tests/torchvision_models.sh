@@ -72,13 +72,15 @@ PY
 done
 # int8 (random calibration) against fp32: two networks whose signal fades to tiny ranges with
 # random weights, where every bias must stay what the model has (clamped into int32, GoogLeNet's
-# logits had cosine -0.03), and ViT-B/16, whose residual sums must stay float (0.93 in uint8).
-for gate in googlenet:0.999 lraspp_mobilenet_v3_large:0.999 vit_b_16:0.995; do
-  m=${gate%:*}
-  c=$("$root/build/systolic" compare "$m.onnx" --precision int8 --calibration random:2 --json 2>/dev/null |
+# logits had cosine -0.03), ViT-B/16, whose residual sums must stay float (0.93 in uint8), and
+# SSDlite's class scores before its NMS (its outputs after it reorder with any score change).
+for gate in googlenet:0.999 lraspp_mobilenet_v3_large:0.999 vit_b_16:0.995 \
+            ssdlite320_mobilenet_v3_large:0.999:/model/Softmax_output_0; do
+  IFS=: read -r m min out <<< "$gate"
+  c=$("$root/build/systolic" compare "$m.onnx" --precision int8 --calibration random:2 ${out:+--output "$out"} --json 2>/dev/null |
       $py -c "import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['cosine'])") || c=nan
-  echo "$m int8 against fp32: cosine $c"
-  $py -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$c" "${gate#*:}" ||
+  echo "$m int8 against fp32${out:+ ($out)}: cosine $c"
+  $py -c "import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)" "$c" "$min" ||
     { echo "FAIL $m int8"; failed=1; }
 done
 exit $failed
