@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "quantize/calibrate.h"
@@ -92,11 +93,15 @@ std::string model_precision(const std::string& model_path, const std::string& re
   }
   onnx::ModelProto m;
   if (bytes.size() > INT32_MAX || !m.ParseFromString(bytes)) return "fp32";
-  // The ops plan::is_quantized_model looks for.
+  // What plan::has_quantized_convs looks for.
+  std::set<std::string> dequantized;
   for (const auto& n : m.graph().node())
-    for (const char* op : {"QuantizeLinear", "DequantizeLinear", "QLinearConv", "QLinearMatMul", "ConvInteger",
-                           "MatMulInteger"})
-      if (n.op_type() == op) return "int8";
+    if (n.op_type() == "DequantizeLinear" && n.output_size() > 0) dequantized.insert(n.output(0));
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() == "QLinearConv" || n.op_type() == "ConvInteger") return "int8";
+    if (n.op_type() == "Conv" && n.input_size() > 1 && dequantized.count(n.input(1)))
+      return "int8";
+  }
   return "fp32";
 }
 

@@ -403,6 +403,14 @@ struct Lowering {
     lowered.assign(g.tensors.size(), 0);
     nodes = std::move(g.nodes);
     g.nodes.clear();
+    // A QDQ model's quantization of a float graph input rounds it for float readers too (one
+    // Quantize, shared with the int8 convs that read it).
+    if (ctx.qdq_model)
+      for (int in : g.inputs)
+        if (in >= 0 && g.t(in).dtype == DType::f32 && quantized(in)) {
+          as_u8(in);
+          rounded.insert(in);
+        }
     for (ir::Node& n : nodes) {
       if (skip.count(&n)) continue;
       if (n.op == Op::Conv) {
@@ -456,6 +464,10 @@ struct Lowering {
     g.nodes = std::move(out);
     ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions, " + std::to_string(pools) + " pools and " +
                std::to_string(eltwise) + " adds/concats in int8\n";
+    if (convs == 0 && ctx.qdq_model)
+      return Err("precision int8: no convolution of this quantized model can run on the int8 kernels (they run "
+                 "convolutions; the model quantizes other ops): run it with --precision fp32, which computes its "
+                 "Q/DQ pairs in float");
     if (convs == 0)
       return Err("precision int8: no convolution could be quantized (the model has no quantization parameters: "
                  "calibrate it with systolic quantize, or give a QDQ model)");

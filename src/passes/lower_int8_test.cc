@@ -350,6 +350,67 @@ TEST(LowerInt8, QdqRoundingBeforeAFloatActivationIsKept) {
   EXPECT_GT(equal, int(got.size()) * 9 / 10);
 }
 
+// A QDQ model's rounding of its float input reaches float readers too, not only the int8 conv
+// that reads the input's uint8 form (they read the raw input).
+TEST(LowerInt8, QdqRoundingOfTheInputReachesFloatReaders) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 8, 6, 6});
+  const int xq = qdq(b, x, 0.05f, 128, "x");
+  const int y = b.node(Op::Relu, {xq}, 1, "relu")[0];
+  const int w = int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f});
+  const int c = b.node(Op::Conv, {xq, w}, 1, "conv")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  b.output(y);
+  b.output(c);
+  auto p = compile_given(b.g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1);
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  int rounded = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i], want[i]) << i;
+    rounded += want[i] != std::max(0.f, std::nearbyint(want[i] / 0.05f) * 0.05f) ? 0 : 1;
+  }
+  EXPECT_EQ(rounded, int(got.size()));
+}
+
+// A QDQ model that quantizes no convolution (a MatMul network) defaults to fp32, computing its
+// Q/DQ pairs in float; asked for int8 it is an error that says so. One with a quantized
+// convolution defaults to int8.
+TEST(LowerInt8, QdqModelWithoutQuantizedConvsDefaultsToFp32) {
+  GraphBuilder b;
+  const int x = b.input("x", {4, 16});
+  std::vector<int8_t> wq(16 * 8);
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 200 - 100);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const("w8", DType::i8, {16, 8}, std::move(wb));
+  const int ws = b.g.add_const_f32("w8.s", {}, {0.01f});
+  const int w = b.node(Op::DequantizeLinear, {w8, ws})[0];
+  b.output(b.node(Op::MatMul, {qdq(b, x, 0.05f, 128, "x"), w})[0]);
+  EXPECT_FALSE(plan::has_quantized_convs(b.g));
+  plan::CompileOptions co;
+  co.precision_auto = true;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ((*p)->precision, "fp32");
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f * (1.f + std::fabs(want[i]))) << i;
+  auto p8 = compile_given(b.g);
+  ASSERT_FALSE(p8.ok());
+  EXPECT_NE(p8.status().message().find("run it with --precision fp32"), std::string::npos) << p8.status().message();
+
+  GraphBuilder c;
+  const int cx = c.input("x", {1, 8, 6, 6});
+  c.output(c.node(Op::Conv, {qdq(c, cx, 0.02f, 128, "x"), int8_weights(c, "w8", {16, 8, 3, 3}, {0.002f})})[0]);
+  EXPECT_TRUE(plan::has_quantized_convs(c.g));
+  auto pc = plan::compile(c.g, co);
+  ASSERT_TRUE(pc.ok()) << pc.status().message();
+  EXPECT_EQ((*pc)->precision, "int8");
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {

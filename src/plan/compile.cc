@@ -28,6 +28,18 @@ bool is_quantized_model(const ir::Graph& g) {
   return false;
 }
 
+bool has_quantized_convs(const ir::Graph& g) {
+  const std::vector<int> producers = g.producers();
+  for (const ir::Node& n : g.nodes) {
+    if (n.op == ir::Op::QLinearConv || n.op == ir::Op::ConvInteger) return true;
+    if (n.op == ir::Op::Conv && n.in(1) >= 0) {
+      const int p = producers[n.in(1)];
+      if (p >= 0 && g.nodes[p].op == ir::Op::DequantizeLinear) return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 // Drops tensors no node, input or output refers to (the weights that folding and packing
@@ -55,7 +67,7 @@ void compact_tensors(ir::Graph& g) {
 // What the matrix kernels compute in: int8 for a quantized model when asked to choose.
 passes::Precision plan_precision(const ir::Graph& graph, const CompileOptions& opts) {
   if (!opts.optimize) return passes::Precision::fp32;
-  return opts.precision_auto && is_quantized_model(graph) ? passes::Precision::int8 : opts.precision;
+  return opts.precision_auto && has_quantized_convs(graph) ? passes::Precision::int8 : opts.precision;
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {

@@ -100,9 +100,13 @@ std::string isa_name(const CpuFeatures& cpu);
 // the batch itself when it fits the caches (the cores' L2 plus 60% of the L3), else its largest
 // divisor of at least 2 that fits, else the batch (nothing smaller fits either).
 int64_t choose_micro_batch(int64_t batch, int64_t item_bytes, const CpuFeatures& cpu);
-// Whether the model carries quantization (QuantizeLinear/DequantizeLinear or QLinear* ops):
-// such models default to int8.
+// Whether the model carries quantization (QuantizeLinear/DequantizeLinear or QLinear* ops).
 bool is_quantized_model(const ir::Graph& g);
+// Whether it has quantized convolutions, the work int8 plans run on int8 kernels (QLinearConv,
+// ConvInteger, or a Conv whose weights come through a DequantizeLinear): such models
+// default to int8. A model that quantizes only other ops (a QDQ MatMul network) defaults to
+// fp32, which computes its Q/DQ pairs in float.
+bool has_quantized_convs(const ir::Graph& g);
 // Whether `cpu` can run every kernel the program was compiled for.
 Status check_runnable(const Program& p, const CpuFeatures& cpu);
 
