@@ -64,7 +64,17 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
     const float* bs = b.as<float>();
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < K; ++k) w[j * K + k] = trans_b ? bs[j * K + k] : bs[k * N + j];
+    // A QDQ model's int8 weights keep their scales: per tensor, or per output column (axis 0 of
+    // a transposed B, 1 of a plain one), which becomes the conv's output channel. Without them
+    // lower_int8 re-quantized the values to a scale of its own: 7-bit weights came out as
+    // other integers (MobileNetV3's classifier: a tenth of its outputs one step off).
+    ir::QuantParams wq = g.t(n.inputs[1]).quant;
+    if (!wq.per_tensor() && !wq.empty()) {
+      if (wq.axis == (trans_b ? 0 : 1) && static_cast<int64_t>(wq.scale.size()) == N) wq.axis = 0;
+      else wq = {};
+    }
     const int wid = g.add_const_f32(g.fresh_name(n.name + ".weight"), {N, K, 1, 1}, w);
+    g.t(wid).quant = wq;
     const int shape_in = g.add_const_i64(g.fresh_name(n.name + ".shape4"), {4}, {M, K, 1, 1});
     const int shape_out = g.add_const_i64(g.fresh_name(n.name + ".shape_out"), {static_cast<int64_t>(yshape.size())}, yshape);
     ir::Tensor t4;

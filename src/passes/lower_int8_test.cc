@@ -411,6 +411,46 @@ TEST(LowerInt8, QdqModelWithoutQuantizedConvsDefaultsToFp32) {
   EXPECT_EQ((*pc)->precision, "int8");
 }
 
+// A QDQ Gemm (transposed B, 7-bit weights with a scale per output column) becomes an int8 1x1
+// conv with the model's own integers and scales: re-quantized to a scale of the compiler's,
+// a tenth of MobileNetV3's classifier outputs came out one step off.
+TEST(LowerInt8, QdqGemmKeepsItsWeightScales) {
+  GraphBuilder b;
+  // A 1x1 image: the pool copies its input's integers (no average to round differently).
+  const int x = b.input("x", {2, 16, 1, 1});
+  const int gap = b.node(Op::GlobalAveragePool, {qdq(b, x, 0.02f, 100, "x")})[0];
+  const int f = b.node(Op::Flatten, {qdq(b, gap, 0.02f, 100, "gap")})[0];
+  std::vector<int8_t> wq(8 * 16);
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 127 - 63);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const("w8", DType::i8, {8, 16}, std::move(wb));
+  std::vector<float> scales(8);
+  for (int k = 0; k < 8; ++k) scales[k] = 0.003f + 0.0007f * k;
+  const int ws = b.g.add_const_f32("w8.s", {8}, scales);
+  AlignedBytes wz(8, 0);
+  const int wzp = b.g.add_const("w8.z", DType::i8, {8}, std::move(wz));
+  const int w = b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
+  b.last().set_i("axis", 0);
+  const int y = b.node(Op::Gemm, {qdq(b, f, 0.02f, 100, "f"), w}, 1, "fc")[0];
+  b.last().set_i("transB", 1);
+  b.output(b.node(Op::Relu, {qdq(b, y, 0.0005f, 120, "y")})[0]);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  std::vector<float> lowered;  // the int8 conv's weight scales, before packing
+  auto p = plan::compile(b.g, co, [&](const char* pass, const ir::Graph& g) {
+    if (std::string(pass) != "lower_int8") return;
+    for (const ir::Node& n : g.nodes)
+      if (n.op == Op::Conv && g.t(n.inputs[1]).dtype == DType::i8) lowered = g.t(n.inputs[1]).quant.scale;
+  });
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_int8_convs(**p), 1) << (*p)->kernel_log;
+  EXPECT_EQ(lowered, scales);
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << i;
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {
