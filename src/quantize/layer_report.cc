@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "kernels/reorder/reorder.h"
 #include "runtime/session.h"
 
 namespace systolic::quantize {
@@ -14,21 +15,31 @@ struct Sums {
   double signal = 0, noise = 0, max_abs = 0;
 };
 
-// The tensor's values as floats (uint8 dequantized with its parameters).
-void as_floats(const ir::Tensor& t, const void* data, std::vector<float>* out) {
+}  // namespace
+
+Status model_order_floats(const ir::Tensor& t, const void* data, std::vector<float>* out) {
   const int64_t n = t.numel();
-  out->resize(static_cast<std::size_t>(n));
+  std::vector<float> v(static_cast<std::size_t>(n));
   if (t.dtype == ir::DType::u8 && t.quant.per_tensor()) {
     const auto* q = static_cast<const uint8_t*>(data);
-    const float s = t.quant.scale[0], z = static_cast<float>(t.quant.zero_point[0]);
-    for (int64_t i = 0; i < n; ++i) (*out)[i] = (static_cast<float>(q[i]) - z) * s;
-  } else {
+    const float sc = t.quant.scale[0], z = static_cast<float>(t.quant.zero_point[0]);
+    for (int64_t i = 0; i < n; ++i) v[i] = (static_cast<float>(q[i]) - z) * sc;
+  } else if (t.dtype == ir::DType::f32) {
     const auto* f = static_cast<const float*>(data);
-    out->assign(f, f + n);
+    v.assign(f, f + n);
+  } else {
+    return Err("tensor %s is %s in the plan; only float and quantized uint8 tensors read as floats", t.name.c_str(),
+               ir::dtype_name(t.dtype));
   }
+  if (t.layout != ir::Layout::nhwc) {
+    *out = std::move(v);
+    return Status::Ok();
+  }
+  if (t.shape.size() != 4) return Err("tensor %s is NHWC but not 4-D", t.name.c_str());
+  out->resize(v.size());
+  kernels::reorder_ref_f32(v.data(), out->data(), t.shape.data(), 0);
+  return Status::Ok();
 }
-
-}  // namespace
 
 Expected<std::vector<LayerError>> layer_report(std::shared_ptr<const plan::Program> fp32,
                                                std::shared_ptr<const plan::Program> int8, const SampleLoader& load,
@@ -59,14 +70,14 @@ Expected<std::vector<LayerError>> layer_report(std::shared_ptr<const plan::Progr
   std::vector<Sums> sums(rows.size());
   std::vector<float> buf;
   (*sq)->set_observer([&](const ir::Tensor& t, const void* data) {
-    if (row_of.count(t.name)) as_floats(t, data, &quantized[t.name]);
+    if (row_of.count(t.name) && !model_order_floats(t, data, &quantized[t.name]).ok()) quantized.erase(t.name);
   });
   (*sf)->set_observer([&](const ir::Tensor& t, const void* data) {
     auto it = quantized.find(t.name);
-    if (it == quantized.end() || t.dtype != ir::DType::f32) return;
-    const auto* ref = static_cast<const float*>(data);
+    if (it == quantized.end() || t.dtype != ir::DType::f32 || !model_order_floats(t, data, &buf).ok()) return;
+    const std::vector<float>& ref = buf;
     const std::vector<float>& q = it->second;
-    if (static_cast<int64_t>(q.size()) != t.numel()) return;
+    if (q.size() != ref.size()) return;
     Sums& s = sums[row_of[t.name]];
     for (std::size_t i = 0; i < q.size(); ++i) {
       const double d = double(ref[i]) - q[i];

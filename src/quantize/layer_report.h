@@ -1,5 +1,5 @@
 // Per-layer accuracy of a quantized plan: every tensor the int8 plan computes that the float
-// plan also computes (same name, same layout) is compared, uint8 ones dequantized, as a
+// plan also computes (same name) is compared, uint8 ones dequantized, as a
 // signal-to-quantization-noise ratio, 10 log10(sum ref^2 / sum (ref - q)^2). Which layers hurt
 // is what --keep-fp32 is for.
 #pragma once
@@ -21,6 +21,11 @@ struct LayerError {
   double sqnr_db = 0;  // +inf when equal
   double max_abs = 0;
 };
+
+// A tensor as a session observer sees it (as the plan stores it), as float values in the
+// model's order: uint8 dequantized with its per-tensor parameters, NHWC put back in NCHW. An
+// error for other element types.
+Status model_order_floats(const ir::Tensor& t, const void* data, std::vector<float>* out);
 
 // Runs both plans on the samples `load` gives (made for the float plan's inputs; the plans
 // must take the same inputs) and reports the int8 plan's convolutions in plan order.

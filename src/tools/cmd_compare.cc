@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "kernels/reorder/reorder.h"
 #include "quantize/calibration_data.h"
+#include "quantize/layer_report.h"
 #include "runtime/session.h"
 #include "tools/agreement.h"
 #include "tools/commands.h"
@@ -36,44 +36,23 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// A tensor as a plan stores it, as float values in the model's (NCHW) order: uint8
-// dequantized with its parameters, NHWC transposed back.
-Status plain_floats(const ir::Tensor& t, const void* data, std::vector<float>* out) {
-  const int64_t n = t.numel();
-  std::vector<float> v(static_cast<std::size_t>(n));
-  if (t.dtype == ir::DType::u8 && t.quant.per_tensor()) {
-    const auto* q = static_cast<const uint8_t*>(data);
-    const float sc = t.quant.scale[0], z = static_cast<float>(t.quant.zero_point[0]);
-    for (int64_t i = 0; i < n; ++i) v[i] = (static_cast<float>(q[i]) - z) * sc;
-  } else if (t.dtype == ir::DType::f32) {
-    const auto* f = static_cast<const float*>(data);
-    v.assign(f, f + n);
-  } else {
-    return Err("tensor %s is %s in a plan; compare reads float (or quantized uint8) tensors", t.name.c_str(),
-               ir::dtype_name(t.dtype));
-  }
-  if (t.layout == ir::Layout::nhwc) {
-    if (t.shape.size() != 4) return Err("tensor %s is NHWC but not 4-D", t.name.c_str());
-    out->resize(v.size());
-    kernels::reorder_ref_f32(v.data(), out->data(), t.shape.data(), 0);
-  } else {
-    *out = std::move(v);
-  }
-  return Status::Ok();
-}
-
 // Where --output names a tensor inside the network: its values in each run, captured as the
-// step that writes it finishes.
+// steps that write it finish (a micro-batched plan writes it once per micro-batch: appended
+// along the batch).
 struct Watch {
   std::string name;
   std::vector<float> values;
   ir::Shape shape;
   Status status = Status::Ok();
   bool seen = false;
+  void start_run() { values.clear(), shape.clear(), seen = false; }
   void observe(const ir::Tensor& t, const void* data) {
     if (t.name != name || !status.ok()) return;
-    status = plain_floats(t, data, &values);
-    shape = t.shape;
+    std::vector<float> v;
+    status = quantize::model_order_floats(t, data, &v);
+    values.insert(values.end(), v.begin(), v.end());
+    if (!seen) shape = t.shape;
+    else if (!shape.empty() && t.shape.size() == shape.size()) shape[0] += t.shape[0];
     seen = true;
   }
 };
@@ -111,8 +90,6 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
   mo.input_shapes = *bound;
   mo.cache = !a.no_cache;
   mo.preprocess = *preprocess;
-  // A tensor inside the network is observed step by step: one run of the whole batch.
-  mo.micro_batch = a.output.empty() ? 0 : mo.batch;
   // fp32 first: a QDQ model's Q/DQ pairs then run in float (fake quantization).
   mo.precision.precision = "fp32";
   auto ref = open_session(a.model, mo, a.threads);
@@ -167,7 +144,8 @@ Status compare(const CompareArgs& a, const PrecisionFlags& prec, const Preproces
     std::vector<std::pair<std::string, runtime::HostTensor>> named;
     for (std::size_t k = 0; k < set.size(); ++k) named.emplace_back(r.inputs()[k].name, set[k]);
     std::vector<runtime::HostTensor> ro, lo;
-    wr.seen = wl.seen = false;
+    wr.start_run();
+    wl.start_run();
     SYSTOLIC_RETURN_IF_ERROR(r.run(named, &ro));
     SYSTOLIC_RETURN_IF_ERROR(l.run(named, &lo));
     if (inside) {
