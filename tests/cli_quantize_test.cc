@@ -72,6 +72,16 @@ TEST(CliQuantize, ReportKeepFp32AndMethods) {
   }
 }
 
+// At batch 16 the int8 and float plans split the batch into different micro-batches: the report
+// still pairs whole tensors (it printed only its header before).
+TEST(CliQuantize, ReportOfAMicroBatchedPlan) {
+  const CliResult r =
+      sh("quantize " + resnet18() + " --calibration random:2 --batch 16 --report -o " + dir() + "/b16.plan");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"SQNR dB", "\nconv1 ", "\nlayer4.1.conv2 ", "lowest: "})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+}
+
 TEST(CliQuantize, BadArgumentsAreOneLineErrors) {
   const std::string m = resnet18(), out = " -o " + dir() + "/x.plan";
   mkdir((dir() + "/empty").c_str(), 0755);

@@ -66,34 +66,42 @@ Expected<std::vector<LayerError>> layer_report(std::shared_ptr<const plan::Progr
     row_of[t.name] = rows.size();
     rows.push_back(e);
   }
-  std::map<std::string, std::vector<float>> quantized;
+  // Each plan's values of those tensors in one run, appended per micro-batch (the two plans
+  // may split a batch differently), compared once both runs are done.
+  std::map<std::string, std::vector<float>> quantized, reference;
   std::vector<Sums> sums(rows.size());
   std::vector<float> buf;
-  (*sq)->set_observer([&](const ir::Tensor& t, const void* data) {
-    if (row_of.count(t.name) && !model_order_floats(t, data, &quantized[t.name]).ok()) quantized.erase(t.name);
-  });
-  (*sf)->set_observer([&](const ir::Tensor& t, const void* data) {
-    auto it = quantized.find(t.name);
-    if (it == quantized.end() || t.dtype != ir::DType::f32 || !model_order_floats(t, data, &buf).ok()) return;
-    const std::vector<float>& ref = buf;
-    const std::vector<float>& q = it->second;
-    if (q.size() != ref.size()) return;
-    Sums& s = sums[row_of[t.name]];
-    for (std::size_t i = 0; i < q.size(); ++i) {
-      const double d = double(ref[i]) - q[i];
-      s.signal += double(ref[i]) * ref[i];
-      s.noise += d * d;
-      s.max_abs = std::max(s.max_abs, std::fabs(d));
-    }
-  });
+  auto observer = [&](std::map<std::string, std::vector<float>>* seen, bool float_only) {
+    return [&, seen, float_only](const ir::Tensor& t, const void* data) {
+      if (!row_of.count(t.name) || (float_only && t.dtype != ir::DType::f32)) return;
+      if (!model_order_floats(t, data, &buf).ok()) return;
+      std::vector<float>& v = (*seen)[t.name];
+      v.insert(v.end(), buf.begin(), buf.end());
+    };
+  };
+  (*sq)->set_observer(observer(&quantized, false));
+  (*sf)->set_observer(observer(&reference, true));
   std::vector<runtime::HostTensor> outs;
   for (const auto& set : *samples) {
     std::vector<std::pair<std::string, runtime::HostTensor>> named;
     for (std::size_t k = 0; k < set.size() && k < (*sf)->inputs().size(); ++k)
       named.emplace_back((*sf)->inputs()[k].name, set[k]);
     quantized.clear();
+    reference.clear();
     SYSTOLIC_RETURN_IF_ERROR((*sq)->run(named, &outs));
     SYSTOLIC_RETURN_IF_ERROR((*sf)->run(named, &outs));
+    for (const auto& [name, ref] : reference) {
+      auto it = quantized.find(name);
+      if (it == quantized.end() || it->second.size() != ref.size()) continue;
+      const std::vector<float>& q = it->second;
+      Sums& s = sums[row_of[name]];
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        const double d = double(ref[i]) - q[i];
+        s.signal += double(ref[i]) * ref[i];
+        s.noise += d * d;
+        s.max_abs = std::max(s.max_abs, std::fabs(d));
+      }
+    }
   }
   std::vector<LayerError> out;
   for (std::size_t i = 0; i < rows.size(); ++i) {
