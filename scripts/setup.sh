@@ -22,10 +22,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# ONNX Runtime (CPU) for the side-by-side checks and benchmarks, from npm.
-if [ ! -d bench/node_modules/onnxruntime-node ]; then
-  (cd bench && npm install --ignore-scripts --no-audit --no-fund --silent onnxruntime-node) ||
-    echo "setup: onnxruntime-node could not be installed; ORT comparisons will be skipped"
+# ONNX Runtime (CPU) for the side-by-side checks and benchmarks, from npm, at the version the
+# benchmarks' figures were measured against (bench/package.json pins it; a newer release would
+# change the peer under every ratio).
+ort_version=1.30.0
+installed=$(node -p "require('./bench/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)
+if [ "$installed" != "$ort_version" ]; then
+  (cd bench && npm install --no-save --ignore-scripts --no-audit --no-fund --silent "onnxruntime-node@$ort_version") ||
+    echo "setup: onnxruntime-node $ort_version could not be installed; ORT comparisons will be skipped"
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
