@@ -375,6 +375,37 @@ TEST(LowerInt8, QdqRoundingOfTheInputReachesFloatReaders) {
   EXPECT_EQ(rounded, int(got.size()));
 }
 
+// A float input quantized for an NHWC int8 conv is written in NHWC by its QuantizeLinear
+// (fuse_quantize_reorder): no uint8 reorder is left, and the result is the model's (an RGB
+// input takes the kernels' shuffled path, 16 channels the general one; two images).
+TEST(LowerInt8, FloatInputIsQuantizedStraightToNhwc) {
+  for (int64_t c : {3, 16}) {
+    GraphBuilder b;
+    const int x = b.input("x", {2, c, 9, 11});
+    const int xq = qdq(b, x, 0.02f, 128, "x");
+    const int w = int8_weights(b, "w8", {8, c, 3, 3}, {0.002f});
+    const int conv = b.node(Op::Conv, {xq, w})[0];
+    b.last().set_ints("pads", {1, 1, 1, 1});
+    const int y = qdq(b, b.node(Op::Relu, {conv})[0], 0.01f, 0, "y");
+    b.output(y);
+    auto p = compile_given(b.g);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    const ir::Graph& g = (*p)->graph;
+    int u8_reorders = 0, nhwc_quantizes = 0;
+    for (const ir::Node& n : g.nodes) {
+      u8_reorders += n.op == Op::Reorder && g.t(n.inputs[0]).dtype == DType::u8;
+      nhwc_quantizes += n.op == Op::QuantizeLinear && g.t(n.outputs[0]).layout == ir::Layout::nhwc;
+    }
+    EXPECT_EQ(u8_reorders, 0) << c;
+    EXPECT_EQ(nhwc_quantizes, 1) << c;
+    const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+    EXPECT_LE(worst, 0.01 * 1.0001) << c;  // at most one output step from the float emulation
+  }
+}
+
 // A QDQ model that quantizes no convolution (a MatMul network) defaults to fp32, computing its
 // Q/DQ pairs in float; asked for int8 it is an error that says so. One with a quantized
 // convolution defaults to int8.

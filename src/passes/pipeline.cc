@@ -40,6 +40,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"lower_bf16", lower_bf16},
       {"dead_code_elimination", dead_code_elimination},
       {"layout_assignment", layout_assignment},
+      {"fuse_quantize_reorder", fuse_quantize_reorder},
       {"pack_weights", pack_weights},
       {"memory_plan", memory_plan},
   };

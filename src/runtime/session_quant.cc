@@ -242,9 +242,15 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
     const ir::Tensor& x = g.t(n.inputs[0]);
     const ir::Tensor& y = g.t(n.outputs[0]);
     const DType from = q ? DType::f32 : DType::u8, to = q ? DType::u8 : DType::f32;
-    if (x.dtype != from || y.dtype != to || x.numel() != y.numel() || x.layout != y.layout) return Status::Ok();
+    // A quantize may write NHWC from a plain input (passes/fuse_quantize_reorder.cc).
+    const bool to_nhwc = q && x.shape.size() == 4 && x.layout == ir::Layout::plain && y.layout == ir::Layout::nhwc;
+    if (x.dtype != from || y.dtype != to || x.numel() != y.numel() || (x.layout != y.layout && !to_nhwc))
+      return Status::Ok();
     *handled = true;
     st->kind = q ? Session::Step::quantize : Session::Step::dequantize;
+    st->q_nhwc = to_nhwc;
+    if (to_nhwc)
+      for (int d = 0; d < 4; ++d) st->dims[d] = x.shape[d];
     st->quant_k = kernels::quant_select(host_cpu());
     st->src = static_cast<const float*>(at(n.inputs[0]));
     st->dst = static_cast<float*>(at(n.outputs[0]));

@@ -183,8 +183,12 @@ Status Session::execute() {
           st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
         break;
       case Step::quantize:
-        st->quant_k->quantize(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->count, st->q_scale,
-                              st->q_zp, pool_.get());
+        if (st->q_nhwc)
+          st->quant_k->quantize_nhwc(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->dims[0],
+                                     st->dims[1], st->dims[2] * st->dims[3], st->q_scale, st->q_zp, pool_.get());
+        else
+          st->quant_k->quantize(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->count, st->q_scale,
+                                st->q_zp, pool_.get());
         break;
       case Step::dequantize:
         st->quant_k->dequantize(reinterpret_cast<const uint8_t*>(st->src), st->dst, st->count, st->q_scale, st->q_zp,

@@ -41,6 +41,7 @@ struct Session::Step {
   float q_scale = 1.f;
   int32_t q_zp = 0;
   bool q_grid = false;       // qconv: round the float output to (q_scale, q_zp)
+  bool q_nhwc = false;       // quantize: the plain [N,C,H,W] input (dims) written NHWC
   float q_pre_scale = 0.f;   // qconv: > 0: round the sum to (q_pre_scale, q_pre_zp), then elt_k's activation
   int32_t q_pre_zp = 0;
   int64_t count = 0;  // quantize / dequantize: elements; reorder: bytes per element

@@ -51,9 +51,22 @@ void ref_dequantize(const uint8_t* x, float* y, int64_t n, float scale, int32_t 
   }, std::size_t((n + kQuantBlock - 1) / kQuantBlock), kPoolFlags);
 }
 
+void ref_quantize_nhwc(const float* x, uint8_t* y, int64_t n, int64_t c, int64_t hw, float scale, int32_t zp,
+                       pthreadpool_t pool) {
+  const int64_t blocks = (hw + kQuantNhwcPixels - 1) / kQuantNhwcPixels;
+  pthreadpool_parallelize_2d(pool, [&](std::size_t img, std::size_t b) {
+    const int64_t p0 = int64_t(b) * kQuantNhwcPixels, p1 = std::min(hw, p0 + kQuantNhwcPixels);
+    const float* xi = x + int64_t(img) * c * hw;
+    uint8_t* yi = y + int64_t(img) * hw * c;
+    for (int64_t p = p0; p < p1; ++p)
+      for (int64_t ch = 0; ch < c; ++ch) quantize_u8_n(xi + ch * hw + p, yi + p * c + ch, 1, scale, zp);
+  }, std::size_t(n), std::size_t(blocks), kPoolFlags);
+}
+
 }  // namespace
 
-extern const QuantKernel quant_u8_ref = {"quant_u8_ref", ref_accepts, ref_quantize, ref_dequantize, ref_round};
+extern const QuantKernel quant_u8_ref = {"quant_u8_ref", ref_accepts, ref_quantize, ref_dequantize, ref_round,
+                                         ref_quantize_nhwc};
 
 #define SYSTOLIC_QUANT_KERNEL(k) extern const QuantKernel k;
 #include "kernels/quant/quant.inc"

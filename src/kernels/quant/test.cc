@@ -10,6 +10,7 @@
 #include "base/cpu.h"
 #include "base/threadpool.h"
 #include "kernels/quant/quant.h"
+#include "kernels/reorder/reorder.h"
 
 namespace systolic::kernels {
 namespace {
@@ -58,6 +59,34 @@ TEST(Quant, EveryKernelMatchesTheReference) {
           EXPECT_EQ(std::memcmp(r.data(), back_want.data(), n * 4), 0) << all[k].name << " round n=" << n;
         }
       }
+}
+
+// quantize_nhwc is quantize then an NCHW -> NHWC reorder, byte for byte: RGB images (the
+// shuffled path), other channel counts, pixel counts with ragged tails and several pool blocks.
+TEST(Quant, QuantizeToNhwcIsQuantizeThenReorder) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-300.f, 300.f);
+  ThreadPool pool = make_thread_pool(2);
+  std::size_t count;
+  const QuantKernel* all = quant_kernels(&count);
+  for (int64_t n : {1, 2})
+    for (int64_t c : {1, 2, 3, 4, 5, 16, 67})
+      for (int64_t hw : {1, 7, 8, 9, 100, 9000})
+        for (int zp : {0, 128, 255}) {
+          const float scale = 0.7f + 0.9f * float(zp) / 255.f;
+          std::vector<float> x(n * c * hw);
+          for (auto& v : x) v = u(rng);
+          for (std::size_t i = 0; i < x.size(); i += 3) x[i] = std::nearbyint(x[i]) * scale + 0.5f * scale;  // ties
+          std::vector<uint8_t> planes(x.size()), want(x.size()), got(x.size(), 7);
+          quantize_u8_n(x.data(), planes.data(), int64_t(x.size()), scale, zp);
+          const int64_t dims[4] = {n, c, hw, 1};
+          reorder_ref_u8(planes.data(), want.data(), dims, 1);
+          for (std::size_t k = 0; k < count; ++k) {
+            if (!all[k].accepts(host_cpu(), nullptr)) continue;
+            all[k].quantize_nhwc(x.data(), got.data(), n, c, hw, scale, zp, pool.get());
+            EXPECT_EQ(got, want) << all[k].name << " n=" << n << " c=" << c << " hw=" << hw << " zp=" << zp;
+          }
+        }
 }
 
 }  // namespace
