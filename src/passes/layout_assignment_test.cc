@@ -49,6 +49,35 @@ TEST(LayoutAssignment, PerChannelOperandsStayInNhwc) {
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 }
 
+// A batch's squeeze-excitation gates are [N,C,1,1], one value per image and channel: the same
+// bytes in either layout, so the gated tensor stays NHWC and the Mul runs on the eltwise
+// kernels (per-image broadcast) instead of going plain through the interpreter.
+TEST(LayoutAssignment, PerImageGatesOfABatchStayInNhwc) {
+  GraphBuilder b;
+  const int x = b.input("x", {3, 8, 6, 6});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 8, 1, 1})})[0];
+  const int pooled = b.node(ir::Op::GlobalAveragePool, {c})[0];
+  const int gate = b.node(ir::Op::Sigmoid, {pooled})[0];
+  const int se = b.node(ir::Op::Mul, {gate, c})[0];  // [3,8,1,1] * [3,8,6,6]
+  const int y = b.node(ir::Op::Conv, {se, b.weights("w2", {4, 8, 1, 1})})[0];
+  b.output(y);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  EXPECT_EQ(g.t(se).layout, ir::Layout::nhwc);
+  EXPECT_EQ(count_ops(g, ir::Op::Reorder), 2);  // the input and the output only
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+  auto p = plan::compile(b.g, plan::CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto s = runtime::Session::create(*p);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::string profile_kernels = [&] {
+    std::string k;
+    for (const auto& l : (*s)->profile()) k += l.kernel + " ";
+    return k;
+  }();
+  EXPECT_EQ(profile_kernels.find("interp"), std::string::npos) << profile_kernels;
+}
+
 TEST(LayoutAssignment, ResizeOfHeightAndWidthStaysInNhwc) {
   for (const char* mode : {"linear", "nearest"}) {
     GraphBuilder b;

@@ -18,7 +18,7 @@ namespace systolic::runtime {
 namespace {
 
 // Element-wise float ops the eltwise kernels run: a unary activation, or a binary op whose
-// second operand has a's shape, is a scalar, or is per-channel ([C,1,1] / [1,C,1,1]).
+// second operand has a's shape, is a scalar, or is per-channel ([C,1,1] / [1,C,1,1] / [N,C,1,1]).
 // Sets which inputs are a and b; false sends the node to the interpreter.
 bool eltwise_params(const ir::Graph& g, const ir::Node& n, kernels::EltwiseParams* p, int* a, int* b) {
   using ir::Op;
@@ -63,6 +63,14 @@ bool eltwise_params(const ir::Graph& g, const ir::Node& n, kernels::EltwiseParam
     return true;
   }
   const ir::Shape& s = ta.shape;
+  // [N,C,1,1] with N > 1 (a batch's squeeze-excitation gates): the same bytes in either layout.
+  if (s.size() == 4 && s[0] > 1 && tb.shape == ir::Shape{s[0], s[1], 1, 1}) {
+    const bool nhwc = ta.layout == ir::Layout::nhwc;
+    p->channels = nhwc ? s[1] : s[0] * s[1];
+    p->inner = s[2] * s[3];
+    p->b_mode = nhwc ? 4 : 3;
+    return true;
+  }
   const bool per_channel = s.size() == 4 && tb.numel() == s[1] &&
                            (tb.shape == ir::Shape{s[1], 1, 1} || tb.shape == ir::Shape{1, s[1], 1, 1});
   if (!per_channel) return false;

@@ -20,7 +20,7 @@ bool eltwise_well_formed(const EltwiseParams& p, std::string* why) {
   if (p.n < 0) return eltwise_reject(why, "negative n");
   if (uint8_t(p.op) > uint8_t(BinaryOp::prelu)) return eltwise_reject(why, "unknown binary op");
   if (uint8_t(p.act.act) > uint8_t(Act::gelu)) return eltwise_reject(why, "unknown activation");
-  if (p.binary && (p.b_mode < 0 || p.b_mode > 3)) return eltwise_reject(why, "b_mode not in 0..3");
+  if (p.binary && (p.b_mode < 0 || p.b_mode > 4)) return eltwise_reject(why, "b_mode not in 0..4");
   if (p.binary && (p.channels < 1 || p.inner < 1)) return eltwise_reject(why, "channels/inner < 1");
   return true;
 }
@@ -43,10 +43,12 @@ struct Drive {
 void drive_range(const Drive& d, int64_t i, int64_t len) {
   if (!d.binary || d.mode == 0) return d.vec(d.a + i, d.binary ? d.b + i : nullptr, d.y + i, len, d.act);
   if (d.mode == 1) return d.scalar(d.a + i, d.b, d.y + i, len, d.act);
-  if (d.mode == 2) {
+  if (d.mode == 2 || d.mode == 4) {
+    // Runs of one pixel's channels; mode 4 takes them from the pixel's image's row of b.
+    const int64_t image = d.inner * d.channels;
     for (int64_t j = i % d.channels; len > 0; j = 0) {
       const int64_t l = std::min(d.channels - j, len);
-      d.vec(d.a + i, d.b + j, d.y + i, l, d.act);
+      d.vec(d.a + i, d.b + (d.mode == 4 ? i / image * d.channels : 0) + j, d.y + i, l, d.act);
       i += l, len -= l;
     }
     return;
@@ -79,7 +81,9 @@ void eltwise_drive(const EltwiseParams& p, const float* a, const float* b, float
                    EltwiseSegFn vec, EltwiseSegFn scalar) {
   Drive d{a, b, y, vec, scalar, p.act, p.binary, p.b_mode, p.channels, p.inner};
   // Broadcasts that degenerate to simpler ones: one channel is a scalar; inner 1 is innermost.
-  if (d.binary && d.mode >= 2 && d.channels == 1) d.mode = 1;
+  // Per image with one channel: a value per image, b[i / inner].
+  if (d.binary && d.mode == 4 && d.channels == 1) d.mode = 3, d.channels = (p.n + d.inner - 1) / d.inner;
+  if (d.binary && (d.mode == 2 || d.mode == 3) && d.channels == 1) d.mode = 1;
   if (d.binary && d.mode == 3 && d.inner == 1) d.mode = 2;
   if (p.n <= 0) return;
   if (pool && p.n > kParallelMin)

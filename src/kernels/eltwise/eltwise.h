@@ -6,6 +6,9 @@
 //         b_mode 1: 0                      (scalar b)
 //         b_mode 2: i % channels           (per-channel, channels innermost: NHWC with a [C] operand)
 //         b_mode 3: (i / inner) % channels (per-channel, channels outer: NCHW with a [C,1,1] operand)
+//         b_mode 4: (i / (inner * channels)) * channels + i % channels
+//                                          (per image and channel, channels innermost: NHWC with an
+//                                          [N,C,1,1] operand, a batch's squeeze-excitation gates)
 //   act:  apply_act(act, .) of kernels/epilogue.h (with act.round_bf16, the result rounded to bf16:
 //         RoundBf16 is the unary form with no activation).
 // y may alias a (in place); b is read only. Kernels never allocate. eltwise_ref is the oracle.
@@ -27,7 +30,7 @@ struct EltwiseParams {
   int64_t n = 0;  // elements of the output (and of a)
   BinaryOp op = BinaryOp::add;
   bool binary = false;  // false: unary activation only, b unused (may be null)
-  int b_mode = 0;       // 0 same shape, 1 scalar, 2 b[i % channels], 3 b[(i / inner) % channels]
+  int b_mode = 0;       // 0 same shape, 1 scalar, 2 b[i % channels], 3 b[(i / inner) % channels], 4 per image
   int64_t channels = 1;
   int64_t inner = 1;
   Epilogue act;  // applied after the binary op (or alone when !binary)

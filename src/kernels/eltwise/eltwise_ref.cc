@@ -11,7 +11,8 @@ void eltwise_ref(const EltwiseParams& p, const float* a, const float* b, float* 
       const int64_t j = p.b_mode == 0 ? i
                         : p.b_mode == 1 ? 0
                         : p.b_mode == 2 ? i % p.channels
-                                        : (i / p.inner) % p.channels;
+                        : p.b_mode == 3 ? (i / p.inner) % p.channels
+                                        : (i / (p.inner * p.channels)) * p.channels + i % p.channels;
       const float w = b[j];
       switch (p.op) {
         case BinaryOp::add: v = v + w; break;

@@ -25,8 +25,8 @@ struct Bcast {
   int mode;
   int64_t channels, inner;
 };
-const Bcast kBcasts[] = {{0, 1, 1}, {1, 1, 1}, {2, 3, 1},  {2, 17, 1},
-                         {2, 1, 1}, {3, 3, 5}, {3, 4, 1}, {3, 2, 37}};
+const Bcast kBcasts[] = {{0, 1, 1}, {1, 1, 1}, {2, 3, 1},  {2, 17, 1}, {2, 1, 1},
+                         {3, 3, 5}, {3, 4, 1}, {3, 2, 37}, {4, 3, 5}, {4, 17, 1}, {4, 1, 7}, {4, 16, 49}};
 
 const Epilogue kActs[] = {{Act::none},         {Act::relu},
                           {Act::clip, -0.5f, 0.7f}, {Act::leaky_relu, 0.1f},
@@ -109,7 +109,11 @@ TEST(EltwiseKernels, AllOpsBroadcastsActivationsSizes) {
         for (const Bcast& bc : kBcasts) {
           p.binary = true, p.op = BinaryOp(op);
           p.b_mode = bc.mode, p.channels = bc.channels, p.inner = bc.inner;
-          const int64_t nb = bc.mode == 0 ? n : bc.mode == 1 ? 1 : bc.channels;
+          // Mode 4: one row of channels per image (the last one may be partial).
+          const int64_t nb = bc.mode == 0   ? n
+                             : bc.mode == 1 ? 1
+                             : bc.mode == 4 ? (n + bc.inner * bc.channels - 1) / (bc.inner * bc.channels) * bc.channels
+                                            : bc.channels;
           runs += check(p, a, random(nb, 0.25f, 2.f, true, rng), pool.get(), false);
         }
     }
@@ -231,7 +235,7 @@ TEST(EltwiseKernels, Dispatch) {
   p.b_mode = 7;
   std::string log;
   EXPECT_EQ(eltwise_select(p, host_cpu(), &log), nullptr);
-  EXPECT_NE(log.find("eltwise_f32_ref rejected: b_mode not in 0..3"), std::string::npos) << log;
+  EXPECT_NE(log.find("eltwise_f32_ref rejected: b_mode not in 0..4"), std::string::npos) << log;
 }
 
 }  // namespace
