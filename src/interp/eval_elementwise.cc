@@ -58,6 +58,7 @@ T unary(const ir::Node& n, T x) {
     case Op::HardSigmoid:
       return static_cast<T>(std::min(1.0, std::max(0.0, n.f("alpha", 0.2f) * v + n.f("beta", 0.5f))));
     case Op::HardSwish: return static_cast<T>(v * std::min(1.0, std::max(0.0, v / 6.0 + 0.5)));
+    case Op::Silu: return static_cast<T>(v / (1.0 + std::exp(-v)));
     case Op::Round:
       if constexpr (std::is_floating_point_v<T>) return round_half_even(x);
       else return x;
@@ -194,7 +195,7 @@ Status eval_elementwise(const ir::Node& n, const std::vector<TensorRef>& in, con
       return eval_cast(in[0], y);
     case Op::Relu: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Sqrt: case Op::Sigmoid:
     case Op::Tanh: case Op::LeakyRelu: case Op::HardSigmoid: case Op::HardSwish: case Op::Round:
-    case Op::RoundBf16:
+    case Op::RoundBf16: case Op::Silu:
       return dispatch(y.dtype, [&]<typename T>() {
         const T* x = in[0].as<T>();
         for (int64_t i = 0; i < y.numel(); ++i) y.as<T>()[i] = unary<T>(n, x[i]);

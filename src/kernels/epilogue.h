@@ -17,6 +17,7 @@ enum class Act : uint8_t {
   hard_swish,   // x * clip(x/6 + 1/2, 0, 1)
   tanh,
   gelu,         // x/2 * (1 + erf(x/sqrt(2))); a = 1: the tanh approximation
+  silu,         // x * sigmoid(x)
 };
 
 struct Epilogue {
@@ -55,6 +56,7 @@ inline float apply_act(const Epilogue& e, float x) {
     case Act::hard_sigmoid: x = std::min(std::max(e.a * x + e.b, 0.f), 1.f); break;
     case Act::hard_swish: x = x * std::min(std::max(x / 6.f + 0.5f, 0.f), 1.f); break;
     case Act::tanh: x = std::tanh(x); break;
+    case Act::silu: x = x * (1.f / (1.f + std::exp(-x))); break;
     case Act::gelu:
       x = e.a != 0.f ? 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)))
                      : 0.5f * x * (1.f + std::erf(x * 0.70710678f));

@@ -42,7 +42,7 @@ int64_t norm_axis(int64_t axis, std::size_t rank) { return axis < 0 ? axis + sta
 bool elementwise(Op op) {
   switch (op) {
     case Op::Relu: case Op::LeakyRelu: case Op::PRelu: case Op::Clip: case Op::Sigmoid: case Op::HardSigmoid:
-    case Op::HardSwish: case Op::Tanh: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Dropout:
+    case Op::HardSwish: case Op::Silu: case Op::Tanh: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Dropout:
     case Op::Identity: case Op::Cast: case Op::CastLike: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs:
     case Op::Equal: case Op::Where: case Op::Min: case Op::Max: case Op::Round: case Op::Erf: case Op::Pow:
     case Op::Reciprocal: case Op::Log: case Op::Floor: case Op::Ceil: case Op::Sign: case Op::Sin: case Op::Cos:

@@ -1,5 +1,6 @@
 // canonicalize_activations: x * HardSigmoid(x) with alpha 1/6, beta 1/2 becomes HardSwish (and
-// then fuses into the conv); other HardSigmoid products are left alone.
+// then fuses into the conv); other HardSigmoid products are left alone. x * Sigmoid(x) becomes
+// one Silu element-wise step, except where the sigmoid's output is quantized or observed.
 #include <gtest/gtest.h>
 
 #include "tests/graph_builder.h"
@@ -23,6 +24,41 @@ TEST(CanonicalizeActivations, HardSwishFromHardSigmoidTimesX) {
   run_passes(g, {passes::fuse_epilogue});
   EXPECT_EQ(count_ops(g, ir::Op::HardSwish), 0);  // folded into the conv
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+}
+
+TEST(CanonicalizeActivations, SiluFromSigmoidTimesX) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 4, 5, 5});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 4, 3, 3})})[0];
+  const int s = b.node(ir::Op::Sigmoid, {c})[0];
+  const int y = b.node(ir::Op::Mul, {s, c})[0];  // either operand order
+  const int c2 = b.node(ir::Op::Conv, {x, b.weights("w2", {8, 4, 3, 3})})[0];
+  const int s2 = b.node(ir::Op::Sigmoid, {c2})[0];
+  const int c3 = b.node(ir::Op::Conv, {x, b.weights("w3", {8, 4, 3, 3})})[0];
+  const int z = b.node(ir::Op::Mul, {c3, s2})[0];  // a gate of another tensor: not a SiLU
+  b.output(y);
+  b.output(z);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::canonicalize_activations});
+  EXPECT_EQ(count_ops(g, ir::Op::Silu), 1);
+  EXPECT_EQ(count_ops(g, ir::Op::Sigmoid), 1);
+  run_passes(g, {passes::fuse_epilogue});
+  EXPECT_EQ(count_ops(g, ir::Op::Silu), 1);  // stays an element-wise step (vectorized there)
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+
+  // A calibration plan (residuals unfused) observes the sigmoid's output: left as it is.
+  ir::Graph kept = b.g;
+  passes::PassContext ctx;
+  ctx.fuse_residual = false;
+  ASSERT_TRUE(passes::shape_inference(kept, ctx).ok());
+  ASSERT_TRUE(passes::canonicalize_activations(kept, ctx).ok());
+  EXPECT_EQ(count_ops(kept, ir::Op::Silu), 0);
+  // A quantized sigmoid output (a QDQ model rounds it): left as it is.
+  ir::Graph q = b.g;
+  q.t(s).quant.scale = {1.f / 255.f};
+  q.t(s).quant.zero_point = {0};
+  run_passes(q, {passes::shape_inference, passes::canonicalize_activations});
+  EXPECT_EQ(count_ops(q, ir::Op::Silu), 0);
 }
 
 }  // namespace systolic::testing

@@ -72,7 +72,7 @@ bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   if (hw_resize(g, n)) return true;
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
-    case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::RoundBf16:
+    case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::RoundBf16: case Op::Silu:
       return true;
     case Op::Clip:
       for (int i = 1; i < static_cast<int>(n.inputs.size()); ++i)

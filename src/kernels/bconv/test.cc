@@ -207,7 +207,8 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
 const Epilogue kRounded[] = {{Act::none, 0.f, 0.f, true},       {Act::relu, 0.f, 0.f, true},
                              {Act::clip, -0.5f, 0.5f, true},    {Act::leaky_relu, 0.1f, 0.f, true},
                              {Act::sigmoid, 0.f, 0.f, true},    {Act::hard_swish, 0.f, 0.f, true},
-                             {Act::tanh, 0.f, 0.f, true},       {Act::hard_sigmoid, 0.2f, 0.5f, true}};
+                             {Act::tanh, 0.f, 0.f, true},       {Act::hard_sigmoid, 0.2f, 0.5f, true},
+                             {Act::silu, 0.f, 0.f, true}};
 
 TEST(Bf16Conv, Shapes) {
   ran_names().clear();

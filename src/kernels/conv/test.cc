@@ -249,7 +249,7 @@ TEST(Conv, Epilogues) {
   const Shape dws{.ic = 21, .ih = 7, .iw = 9, .oc = 21, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 21};
   const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, 0.f, 0.5f}, {Act::leaky_relu, 0.1f},
                           {Act::sigmoid}, {Act::hard_sigmoid, 0.2f, 0.5f}, {Act::hard_swish}, {Act::tanh},
-                          {Act::gelu}, {Act::gelu, 1.f}};
+                          {Act::gelu}, {Act::gelu, 1.f}, {Act::silu}};
   for (const Epilogue& e : eps)
     for (bool res : {false, true})
       for (const Shape& sh : {s, t, dws}) {

@@ -19,7 +19,7 @@ bool eltwise_reject(std::string* why, const char* reason) {
 bool eltwise_well_formed(const EltwiseParams& p, std::string* why) {
   if (p.n < 0) return eltwise_reject(why, "negative n");
   if (uint8_t(p.op) > uint8_t(BinaryOp::prelu)) return eltwise_reject(why, "unknown binary op");
-  if (uint8_t(p.act.act) > uint8_t(Act::gelu)) return eltwise_reject(why, "unknown activation");
+  if (uint8_t(p.act.act) > uint8_t(Act::silu)) return eltwise_reject(why, "unknown activation");
   if (p.binary && (p.b_mode < 0 || p.b_mode > 4)) return eltwise_reject(why, "b_mode not in 0..4");
   if (p.binary && (p.channels < 1 || p.inner < 1)) return eltwise_reject(why, "channels/inner < 1");
   return true;

@@ -91,6 +91,7 @@ inline typename T::V act(typename T::V x, const ActArgs<T>& k) {
   if constexpr (A == Act::clip) return T::min(T::max(x, k.a), k.b);
   if constexpr (A == Act::leaky_relu) return T::lt_select(x, zero, T::mul(x, k.a), x);
   if constexpr (A == Act::sigmoid) return sigmoid<T>(x);
+  if constexpr (A == Act::silu) return T::mul(x, sigmoid<T>(x));
   if constexpr (A == Act::hard_sigmoid) return T::min(T::max(T::fma(x, k.a, k.b), zero), T::set1(1.f));
   if constexpr (A == Act::hard_swish) {
     const auto g = T::fma(x, T::set1(1.f / 6.f), T::set1(0.5f));
@@ -153,6 +154,7 @@ EltwiseSegFn pick_act(Act a) {
     case Act::clip: return seg<T, OP, Act::clip, SB, RB>;
     case Act::leaky_relu: return seg<T, OP, Act::leaky_relu, SB, RB>;
     case Act::sigmoid: return seg<T, OP, Act::sigmoid, SB, RB>;
+    case Act::silu: return seg<T, OP, Act::silu, SB, RB>;
     case Act::hard_sigmoid: return seg<T, OP, Act::hard_sigmoid, SB, RB>;
     case Act::hard_swish: return seg<T, OP, Act::hard_swish, SB, RB>;
     case Act::tanh: return seg<T, OP, Act::tanh, SB, RB>;

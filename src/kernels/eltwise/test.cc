@@ -32,7 +32,8 @@ const Epilogue kActs[] = {{Act::none},         {Act::relu},
                           {Act::clip, -0.5f, 0.7f}, {Act::leaky_relu, 0.1f},
                           {Act::sigmoid},      {Act::hard_sigmoid, 0.2f, 0.5f},
                           {Act::hard_swish},   {Act::tanh},
-                          {Act::gelu},         {Act::gelu, 1.f}};
+                          {Act::gelu},         {Act::gelu, 1.f},
+                          {Act::silu}};
 
 // Exact for ops and piecewise-linear activations; exp-based ones within 1e-6 relative (absolute
 // below FLT_MIN, where the reference itself is denormal); hard_* allow fma contraction near 0.
@@ -41,6 +42,8 @@ bool close(Act act, float got, float want) {
   switch (act) {
     case Act::sigmoid:
     case Act::tanh: return std::fabs(got - want) <= 1e-6f * std::fabs(want) + FLT_MIN;
+    // x times the sigmoid's approximation, rounded once more.
+    case Act::silu: return std::fabs(got - want) <= 2e-6f * std::fabs(want) + FLT_MIN;
     // erf's approximation is within 1.5e-7 absolute: gelu within |x|/2 of that (|x| < 10 here).
     case Act::gelu: return std::fabs(got - want) <= 1e-6f * std::fabs(want) + 1e-6f;
     case Act::hard_sigmoid:
@@ -50,7 +53,7 @@ bool close(Act act, float got, float want) {
 }
 
 const char* act_name(Act a) {
-  static const char* kNames[] = {"none", "relu", "clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "tanh", "gelu"};
+  static const char* kNames[] = {"none", "relu", "clip", "leaky_relu", "sigmoid", "hard_sigmoid", "hard_swish", "tanh", "gelu", "silu"};
   return kNames[int(a)];
 }
 
@@ -208,7 +211,7 @@ TEST(EltwiseKernels, RoundBf16) {
           const bool exact = gb == wb || (std::isnan(y[i]) && std::isnan(want[i]) && (gb >> 31) == (wb >> 31));
           const bool near = std::fabs(y[i] - want[i]) <= std::ldexp(std::fabs(want[i]), -7) + FLT_MIN;
           const bool approx = act.act == Act::sigmoid || act.act == Act::tanh || act.act == Act::hard_sigmoid ||
-                              act.act == Act::hard_swish || act.act == Act::gelu;
+                              act.act == Act::hard_swish || act.act == Act::gelu || act.act == Act::silu;
           if (!(exact || (approx && near)) || (gb & 0xFFFF)) bad++, first = first < 0 ? int64_t(i) : first;
         }
         EXPECT_EQ(bad, 0) << all[k].name << " act=" << act_name(act.act) << " in_place=" << in_place
