@@ -22,11 +22,13 @@ Status fuse_quantize_reorder(ir::Graph& g, PassContext&) {
     if (q.op != ir::Op::QuantizeLinear || q.outputs.size() != 1) continue;
     const ir::Tensor& x = g.t(q.inputs[0]);
     if (x.dtype != ir::DType::f32 || x.layout != ir::Layout::plain || x.shape != q8.shape) continue;
-    // One scale and zero point (the kernels' contract); per-axis quantization keeps its reorder.
-    bool per_tensor = true;
-    for (std::size_t i = 1; i < q.inputs.size(); ++i)
-      per_tensor &= q.inputs[i] < 0 || (g.t(q.inputs[i]).is_const() && g.t(q.inputs[i]).numel() == 1);
-    if (!per_tensor) continue;
+    // Only what the quantize kernels take (runtime/session_quant.cc): one positive float scale
+    // and a uint8 zero point, constant; anything else keeps its reorder.
+    const int s = q.in(1), z = q.in(2);
+    if (s < 0 || !g.t(s).is_const() || g.t(s).dtype != ir::DType::f32 || g.t(s).numel() != 1 ||
+        !(g.t(s).as<float>()[0] > 0.f))
+      continue;
+    if (z >= 0 && (!g.t(z).is_const() || g.t(z).dtype != ir::DType::u8 || g.t(z).numel() != 1)) continue;
     q.outputs[0] = r.outputs[0];
     drop[k] = 1;
   }
