@@ -147,6 +147,44 @@ ir::Shape physical(const ir::Tensor& t) {
   return {t.shape[0], t.shape[2], t.shape[3], t.shape[1]};
 }
 
+// A Concat whose inputs and output share a type and layout, as row copies
+// (kernels/reorder/concat.h): rows are the dimensions before the axis (physical: an NHWC
+// channel Concat has a row per pixel), each input giving its axis length times the inner size.
+bool concat_params(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  if (n.op != ir::Op::Concat || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs.empty()) return false;
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  for (int id : n.inputs)
+    if (id < 0 || g.t(id).dtype != y.dtype || g.t(id).layout != y.layout || g.t(id).shape.size() != y.shape.size())
+      return false;
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  int64_t axis = n.i("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  if (y.layout == ir::Layout::nhwc) {
+    if (rank != 4 || axis != 1) return false;
+    axis = 3;
+  }
+  const ir::Shape ys = physical(y);
+  int64_t rows = 1, inner = 1, sum = 0;
+  for (int64_t d = 0; d < axis; ++d) rows *= ys[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= ys[d];
+  const int64_t es = static_cast<int64_t>(ir::dtype_size(y.dtype));
+  st->cat_src.clear();
+  st->cat_bytes.clear();
+  for (int id : n.inputs) {
+    const ir::Shape xs = physical(g.t(id));
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && xs[d] != ys[d]) return false;
+    sum += xs[axis];
+    st->cat_bytes.push_back(xs[axis] * inner * es);
+    st->cat_src.push_back(at(id));
+  }
+  if (sum != ys[axis]) return false;
+  st->count = rows;
+  st->dst = static_cast<float*>(at(n.outputs[0]));
+  return true;
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -277,6 +315,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->src = static_cast<const float*>(at(a));
       st->src_b = static_cast<const float*>(at(b));
       st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else if (concat_params(g, n, at, st.get())) {
+      st->kind = Step::concat;
     } else {
       st->kind = Step::interp;
       bool nhwc = false;

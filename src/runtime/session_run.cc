@@ -2,6 +2,7 @@
 // with optional per-step timing and preallocated tracing, and the per-step profile.
 #include <cstring>
 
+#include "kernels/reorder/concat.h"
 #include "kernels/reorder/reorder.h"
 #include "runtime/dynamic_tail.h"
 #include "runtime/session_step.h"
@@ -182,6 +183,10 @@ Status Session::execute() {
         for (std::size_t k = 0; k < st->qcat.size(); ++k)
           st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
         break;
+      case Step::concat:
+        kernels::concat_rows(st->cat_src.data(), st->cat_bytes.data(),
+                             static_cast<int>(st->cat_bytes.size()), st->dst, st->count, pool_.get());
+        break;
       case Step::quantize:
         if (st->q_nhwc)
           st->quant_k->quantize_nhwc(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->dims[0],
@@ -266,7 +271,9 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->elt_k  ? st->elt_k->name
                : st->mm_k   ? st->mm_k->name
                : st->norm_k ? st->norm_k->name
-               : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32") : "interp";
+               : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32")
+               : st->kind == Step::concat  ? "concat_rows"
+                                           : "interp";
     // Per run of the plan: a micro-batched plan runs each step runs_ times.
     p.flops = st->flops * static_cast<double>(runs_);
     p.bytes = st->bytes * runs_;

@@ -19,7 +19,7 @@
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat };
+  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, concat };
   Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   ir::Op op{};    // the plan's op, for profiles and errors (node.op may be the view's: Transpose)
@@ -38,6 +38,8 @@ struct Session::Step {
   std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice
   std::vector<const uint8_t*> qcat_src;
   std::vector<uint8_t*> qcat_dst;
+  std::vector<const void*> cat_src;  // concat: the inputs, each input's row bytes, rows in count
+  std::vector<int64_t> cat_bytes;
   float q_scale = 1.f;
   int32_t q_zp = 0;
   bool q_grid = false;       // qconv: round the float output to (q_scale, q_zp)
