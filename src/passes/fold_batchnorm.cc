@@ -1,10 +1,85 @@
 // Batch-norm folding: Conv followed by BatchNormalization becomes one Conv with scaled
-// weights and a shifted bias (inference statistics are constants).
+// weights and a shifted bias (inference statistics are constants). A batch norm with no conv to
+// fold into (DenseNet's and pre-activation ResNets' norm of a concatenation, before the ReLU)
+// becomes x * s + t with per-channel constants: on 4-D data a 1x1 depthwise conv (weight s,
+// bias t), which runs NHWC with the ReLU after it in its epilogue, where the interpreter's
+// BatchNormalization ran plain behind a reorder each way; otherwise a Mul and an Add.
 #include <cmath>
 
 #include "passes/pass.h"
 
 namespace systolic::passes {
+namespace {
+
+// Per channel c: s = gamma / sqrt(var + eps), t = beta - mean * s (in double, as the conv fold).
+Status batchnorm_to_affine(ir::Graph& g) {
+  std::vector<ir::Node> out;
+  out.reserve(g.nodes.size());
+  for (ir::Node& bn : g.nodes) {
+    bool ok = bn.op == ir::Op::BatchNormalization && bn.inputs.size() >= 5 && bn.i("training_mode", 0) == 0;
+    for (std::size_t k = 1; ok && k < bn.outputs.size(); ++k) ok = bn.outputs[k] < 0;
+    const ir::Tensor* x = ok ? &g.t(bn.inputs[0]) : nullptr;
+    ok = ok && x->dtype == ir::DType::f32 && x->shape.size() >= 2 && x->shape[1] > 0;
+    for (int i = 1; ok && i < 5; ++i) {
+      const ir::Tensor& p = g.t(bn.inputs[i]);
+      ok = p.is_const() && p.dtype == ir::DType::f32 && p.numel() == x->shape[1];
+    }
+    if (!ok) {
+      out.push_back(std::move(bn));
+      continue;
+    }
+    const int64_t c = x->shape[1];
+    const float* gamma = g.t(bn.inputs[1]).as<float>();
+    const float* beta = g.t(bn.inputs[2]).as<float>();
+    const float* mean = g.t(bn.inputs[3]).as<float>();
+    const float* var = g.t(bn.inputs[4]).as<float>();
+    const double eps = bn.f("epsilon", 1e-5f);
+    std::vector<float> s(c), t(c);
+    for (int64_t k = 0; k < c; ++k) {
+      const double sk = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);
+      s[k] = static_cast<float>(sk);
+      t[k] = static_cast<float>(beta[k] - mean[k] * sk);
+    }
+    const int in = bn.inputs[0], y = bn.outputs[0];
+    if (x->shape.size() == 4) {
+      // A 1x1 depthwise conv: weight s, bias t. The conv kernels run it in one NHWC pass, and
+      // the epilogue fusion folds the ReLU after it into the same pass.
+      ir::Node conv;
+      conv.op = ir::Op::Conv;
+      conv.name = bn.name;
+      conv.set_i("group", c);
+      conv.set_ints("kernel_shape", {1, 1});
+      conv.inputs = {in, g.add_const_f32(g.fresh_name(bn.name + ".s"), {c, 1, 1, 1}, s),
+                     g.add_const_f32(g.fresh_name(bn.name + ".t"), {c}, t)};
+      conv.outputs = {y};
+      out.push_back(std::move(conv));
+      continue;
+    }
+    ir::Shape ps(x->shape.size(), 1);
+    ps[1] = c;
+    ir::Tensor mid = *x;
+    mid.name = g.fresh_name(bn.name + ".scaled");
+    mid.data.reset();
+    mid.quant = {};
+    const int mid_id = g.add_tensor(std::move(mid));
+    ir::Node mul;
+    mul.op = ir::Op::Mul;
+    mul.name = bn.name + ".scale";
+    mul.inputs = {in, g.add_const_f32(g.fresh_name(bn.name + ".s"), ps, s)};
+    mul.outputs = {mid_id};
+    ir::Node add;
+    add.op = ir::Op::Add;
+    add.name = bn.name;
+    add.inputs = {mid_id, g.add_const_f32(g.fresh_name(bn.name + ".t"), ps, t)};
+    add.outputs = {y};
+    out.push_back(std::move(mul));
+    out.push_back(std::move(add));
+  }
+  g.nodes = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status fold_batchnorm(ir::Graph& g, PassContext&) {
   auto consumers = g.consumers();
@@ -49,7 +124,7 @@ Status fold_batchnorm(ir::Graph& g, PassContext&) {
     drop[k] = 1;
   }
   g.remove_nodes(drop);
-  return Status::Ok();
+  return batchnorm_to_affine(g);
 }
 
 }  // namespace systolic::passes
