@@ -30,16 +30,34 @@ bool eligible(const ConvParams& p, const igemm::Blocking& bl, int mr, std::strin
   return true;
 }
 
+// Few output channels and few tiles (see accepts_avx512).
+template <class F>
+bool narrow_and_small(const ConvParams& p) {
+  const long tiles = long(winograd::ceil_tiles(p.oh, F::kTile)) * winograd::ceil_tiles(p.ow, F::kTile);
+  return p.oc < 64 && p.n * tiles < 128;
+}
+
 template <class F>
 bool accepts_avx2(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma()) return conv_reject(why, "needs avx2+fma");
+  // Where the AVX-512 Winograd steps aside, the AVX-512 direct kernels beat this one too
+  // (14x14 128 -> 32: 486 vs 370 GFLOP/s); on an AVX2 machine it beats the AVX2 direct kernel
+  // (370 vs 219).
+  if (cpu.has_avx512() && narrow_and_small<F>(p))
+    return conv_reject(why, "Winograd with under 64 output channels needs at least 128 tiles");
   return eligible<F>(p, igemm::kBlockingAvx2, 6, why);
 }
 
 template <class F>
 bool accepts_avx512(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx512()) return conv_reject(why, "needs avx512f/bw/vl/dq");
-  return eligible<F>(p, igemm::kBlockingAvx512, 6, why);
+  if (!eligible<F>(p, igemm::kBlockingAvx512, 6, why)) return false;
+  // Under 64 output channels part of every 64-wide panel is empty; with few tiles as well the
+  // direct kernels win (DenseNet-121's 128 -> 32 convs, 2 threads, systolic_kernel_bench:
+  // 14x14 F(2x2) 251 vs 486 GFLOP/s, 28x28 F(4x4) 425 vs 504; at 56x56, or 14x14 in a batch of
+  // 16, Winograd still wins: 762 vs 516, 569 vs 532). The AVX2 kernels' panels are 16 wide.
+  if (narrow_and_small<F>(p)) return conv_reject(why, "Winograd with under 64 output channels needs at least 128 tiles");
+  return true;
 }
 
 std::size_t no_workspace(const ConvParams&) { return 0; }

@@ -473,6 +473,29 @@ TEST(Conv, SelectLogsRejections) {
   EXPECT_EQ(conv_find("no_such_kernel"), nullptr);
 }
 
+// Winograd steps aside for few output channels on few tiles, where the AVX-512 direct kernels
+// measured faster (DenseNet's 128 -> 32 convs at 14x14), and keeps them in a batch of 16.
+TEST(Conv, WinogradLeavesNarrowSmallConvsToDirectKernels) {
+  CpuFeatures cpu = host_cpu();
+  if (!cpu.has_avx512()) GTEST_SKIP() << "the rule concerns the AVX-512 kernels";
+  std::string log;
+  const Shape narrow{.ic = 128, .ih = 14, .iw = 14, .oc = 32, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+  const ConvKernel* k = conv_select(make(narrow), cpu, &log);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(std::string(k->name).find("winograd"), std::string::npos) << k->name << "\n" << log;
+  EXPECT_NE(log.find("under 64 output channels"), std::string::npos) << log;
+  Shape batch = narrow;
+  batch.n = 16;
+  k = conv_select(make(batch), cpu, nullptr);
+  ASSERT_NE(k, nullptr);
+  EXPECT_NE(std::string(k->name).find("winograd"), std::string::npos) << k->name;
+  Shape wide = narrow;
+  wide.oc = 64;
+  k = conv_select(make(wide), cpu, nullptr);
+  ASSERT_NE(k, nullptr);
+  EXPECT_NE(std::string(k->name).find("winograd"), std::string::npos) << k->name;
+}
+
 // The comparison must be able to fail: a wrong answer is caught.
 TEST(Conv, ComparatorCatchesErrors) {
   std::vector<float> want(10, 1.f), got = want;
