@@ -88,7 +88,7 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
     case Op::Flatten: case Op::Reshape: case Op::Transpose: case Op::Squeeze: case Op::Unsqueeze:
     case Op::Concat: case Op::Split: case Op::Slice: case Op::Pad: case Op::Dropout:
     case Op::Identity: case Op::Shape: case Op::Gather: case Op::ConstantOfShape:
-    case Op::Expand: case Op::Range: case Op::Reorder:
+    case Op::Expand: case Op::Range: case Op::Reorder: case Op::ChannelShuffle:
       return eval_movement(n, in, out);
     case Op::NormalizeImage:
       return eval_image(n, in, out);

@@ -207,6 +207,22 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), y.shape, pst, 0, es);
       return Status::Ok();
     }
+    case Op::ChannelShuffle: {
+      // [outer, g, C/g, inner] -> [outer, C/g, g, inner].
+      const auto& xs = in[0].shape;
+      const int64_t axis = norm_axis(n.i("axis", 1), static_cast<int64_t>(xs.size()));
+      const int64_t g = n.i("group", 0);
+      if (axis < 0 || axis >= static_cast<int64_t>(xs.size()) || g < 1 || xs[axis] % g != 0)
+        return Err("ChannelShuffle %s: group %lld does not divide the channel axis", n.name.c_str(),
+                   static_cast<long long>(g));
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
+      for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
+      const int64_t cg = xs[axis] / g;
+      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), {outer, cg, g, inner},
+                   {g * cg * inner, inner, cg * inner, 1}, 0, es);
+      return Status::Ok();
+    }
     case Op::Reorder: {
       // Physical NCHW <-> NHWC of a logical [N,C,H,W] tensor.
       const auto& s = y.shape;

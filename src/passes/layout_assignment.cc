@@ -1,5 +1,6 @@
 // Layout assignment: convolutions and pools run on NHWC (channels innermost, the order the
-// matrix kernels vectorize); element-wise ops and Concat follow their inputs; everything else
+// matrix kernels vectorize); element-wise ops, Concat, channel slices and channel shuffles
+// follow their inputs; everything else
 // and the graph's outputs stay in the plain ONNX order. Reorders are inserted only at the
 // boundaries, one per tensor and direction.
 #include <map>
@@ -67,8 +68,36 @@ bool hw_resize(const ir::Graph& g, const ir::Node& n) {
   return by_scales != by_sizes;
 }
 
+// A Slice of the channel axis of a 4-D tensor only, with constant bounds and step 1, or a
+// Split of the channel axis: on NHWC data the runtime slices the physical last axis
+// (ShuffleNet halves its channels in every block).
+bool channel_slice(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty() || g.t(n.inputs[0]).shape.size() != 4) return false;
+  auto channel_axis = [](int64_t a) { return a == 1 || a == -3; };
+  if (n.op == Op::Split) return channel_axis(n.i("axis", 0)) && (n.in(1) < 0 || g.t(n.in(1)).is_const());
+  if (n.op != Op::Slice || n.i("_opset", 13) < 10 || n.inputs.size() < 4) return false;
+  for (std::size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
+  const ir::Tensor& axes = g.t(n.inputs[3]);
+  if (n.inputs[3] < 0 || axes.numel() != 1 || g.t(n.inputs[1]).numel() != 1) return false;
+  const int64_t a = axes.dtype == ir::DType::i64 ? axes.as<int64_t>()[0]
+                    : axes.dtype == ir::DType::i32 ? axes.as<int32_t>()[0]
+                                                   : 0;
+  if (!channel_axis(a)) return false;
+  if (n.in(4) >= 0) {
+    const ir::Tensor& steps = g.t(n.in(4));
+    const int64_t s = steps.dtype == ir::DType::i64 ? steps.as<int64_t>()[0]
+                      : steps.dtype == ir::DType::i32 ? steps.as<int32_t>()[0]
+                                                      : 0;
+    if (steps.numel() != 1 || s != 1) return false;
+  }
+  return true;
+}
+
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   if (per_tensor_qdq(g, n)) return true;
+  if (channel_slice(g, n)) return true;
+  if (n.op == Op::ChannelShuffle) return g.t(n.inputs[0]).shape.size() == 4;
   if (hw_resize(g, n)) return true;
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
@@ -103,7 +132,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
   if (n.op == Op::NormalizeImage) return false;  // the image is NHWC whatever the layouts around it
-  if (per_tensor_qdq(g, n) || n.op == Op::Resize) return i == 0;
+  if (per_tensor_qdq(g, n) || n.op == Op::Resize || n.op == Op::Slice || n.op == Op::Split) return i == 0;
   if (n.op == Op::Clip && i > 0) return false;
   if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
       per_channel(t, g.t(n.inputs[1 - i])))

@@ -123,3 +123,45 @@ TEST(LayoutAssignment, DepthToSpaceDcrStaysInNhwc) {
 }
 
 }  // namespace systolic::testing
+
+namespace systolic::testing {
+
+// ShuffleNet halves its channels with Slice (or Split) between convs: a channel slice follows
+// the NHWC layout (the runtime slices the physical last axis) instead of a reorder each way.
+TEST(LayoutAssignment, ChannelSlicesAndSplitsStayInNhwc) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 3, 6, 5});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {10, 3, 1, 1})})[0];
+  const int lo = b.node(ir::Op::Slice, {c, b.g.add_const_i64("st", {1}, {0}), b.g.add_const_i64("en", {1}, {4}),
+                                        b.g.add_const_i64("ax", {1}, {1})})[0];
+  const int hi = b.node(ir::Op::Slice, {c, b.g.add_const_i64("st2", {1}, {4}), b.g.add_const_i64("en2", {1}, {100}),
+                                        b.g.add_const_i64("ax2", {1}, {-3}), b.g.add_const_i64("sp", {1}, {1})})[0];
+  const std::vector<int> parts = b.node(ir::Op::Split, {hi, b.g.add_const_i64("sizes", {2}, {2, 4})}, 2);
+  b.last().set_i("axis", 1);
+  const int cat = b.node(ir::Op::Concat, {parts[1], lo, parts[0]})[0];
+  b.last().set_i("axis", 1);
+  b.output(b.node(ir::Op::Conv, {cat, b.weights("w2", {4, 10, 1, 1})})[0]);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  EXPECT_EQ(g.t(lo).layout, ir::Layout::nhwc);
+  EXPECT_EQ(g.t(hi).layout, ir::Layout::nhwc);
+  EXPECT_EQ(g.t(parts[0]).layout, ir::Layout::nhwc);
+  EXPECT_EQ(count_ops(g, ir::Op::Reorder), 2);  // the input and the output only
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+}
+
+// A Slice of another axis (or of several) keeps the plain order.
+TEST(LayoutAssignment, SpatialSlicesGoPlain) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 6, 5});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 3, 1, 1})})[0];
+  const int s = b.node(ir::Op::Slice, {c, b.g.add_const_i64("st", {1}, {1}), b.g.add_const_i64("en", {1}, {4}),
+                                       b.g.add_const_i64("ax", {1}, {2})})[0];
+  b.output(b.node(ir::Op::Conv, {s, b.weights("w2", {4, 8, 1, 1})})[0]);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  EXPECT_EQ(g.t(s).layout, ir::Layout::plain);
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+}
+
+}  // namespace systolic::testing

@@ -32,7 +32,7 @@ bool keeps_bf16(Op op) {
   switch (op) {
     case Op::MaxPool: case Op::GlobalMaxPool: case Op::Relu: case Op::Reshape: case Op::Flatten:
     case Op::Squeeze: case Op::Unsqueeze: case Op::Identity: case Op::Dropout: case Op::Transpose:
-    case Op::Concat: case Op::Slice: case Op::Split:
+    case Op::Concat: case Op::Slice: case Op::Split: case Op::ChannelShuffle:
       return true;
     default:
       return false;

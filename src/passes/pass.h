@@ -73,6 +73,7 @@ Status prune_conv_taps(ir::Graph&, PassContext&);
 Status fuse_layernorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status fuse_gelu(ir::Graph&, PassContext&);
+Status fuse_channel_shuffle(ir::Graph&, PassContext&);
 Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
 Status fold_input_normalization(ir::Graph&, PassContext&);

@@ -31,6 +31,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fuse_layernorm", fuse_layernorm},
       {"gemm_to_conv", gemm_to_conv},
       {"fuse_gelu", fuse_gelu},
+      {"fuse_channel_shuffle", fuse_channel_shuffle},
       {"canonicalize_activations", canonicalize_activations},
       {"fuse_epilogue", fuse_epilogue},
       {"dead_code_elimination", dead_code_elimination},

@@ -185,6 +185,29 @@ bool concat_params(const ir::Graph& g, const ir::Node& n, const std::function<vo
   return true;
 }
 
+// A ChannelShuffle as kernels/reorder/shuffle.h: a row per image (plain) or per pixel (NHWC).
+bool shuffle_params(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  if (n.op != ir::Op::ChannelShuffle || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 ||
+      n.outputs[0] < 0)
+    return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  const int64_t groups = n.i("group", 0);
+  if (x.shape != y.shape || x.dtype != y.dtype || x.layout != y.layout || x.shape.size() < 2 || groups < 1 ||
+      x.shape[1] % groups != 0 || (x.layout == ir::Layout::nhwc && x.shape.size() != 4))
+    return false;
+  kernels::ShuffleParams& p = st->shuffle_p;
+  p.groups = groups;
+  p.cg = x.shape[1] / groups;
+  p.elem = static_cast<int64_t>(ir::dtype_size(x.dtype));
+  const int64_t spatial = x.numel() / std::max<int64_t>(1, x.shape[0] * x.shape[1]);
+  p.rows = x.layout == ir::Layout::nhwc ? x.shape[0] * spatial : x.shape[0];
+  p.inner = x.layout == ir::Layout::nhwc ? 1 : spatial;
+  st->src = static_cast<const float*>(at(n.inputs[0]));
+  st->dst = static_cast<float*>(at(n.outputs[0]));
+  return true;
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -317,11 +340,17 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (concat_params(g, n, at, st.get())) {
       st->kind = Step::concat;
+    } else if (shuffle_params(g, n, at, st.get())) {
+      st->kind = Step::shuffle;
     } else {
       st->kind = Step::interp;
       bool nhwc = false;
       for (int id : n.outputs) nhwc |= id >= 0 && g.t(id).layout == ir::Layout::nhwc;
-      if (nhwc && n.op == ir::Op::Concat) st->node.set_i("axis", 3);  // physical channel axis
+      // The physical channel axis: Concat, Split and ChannelShuffle name it by attribute; a
+      // channel Slice's axes input is replaced below.
+      const bool channel_op = n.op == ir::Op::Concat || n.op == ir::Op::Split || n.op == ir::Op::ChannelShuffle;
+      const bool nhwc_slice = nhwc && n.op == ir::Op::Slice;
+      if (nhwc && channel_op) st->node.set_i("axis", 3);
       // The interpreter is index-blind to layouts: on NHWC data it may only see same-shape
       // operands (or a channel Concat). Anything else would be a silently wrong answer.
       // A Resize of H and W (passes/layout_assignment.cc) sees [N,H,W,C] and its scales or
@@ -334,7 +363,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
                    n.name.c_str(), n.s("mode", "DCR").c_str());
       for (int id : n.inputs)
         if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && !nhwc_d2s && id >= 0 && g.t(id).numel() != 1 &&
-            (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc))
+            (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc) &&
+            !((n.op == ir::Op::Split || nhwc_slice) && id != n.inputs[0]) &&
+            !((n.op == ir::Op::Split || nhwc_slice) && id == n.inputs[0] && g.t(id).layout == ir::Layout::nhwc))
           return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),
                      n.name.c_str());
       for (int id : n.inputs) {
@@ -365,6 +396,20 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
         st->node.set_ints("perm", {0, 1, 3, 2, 4});
         st->ins[0].shape = {N, H, W, b, run};
         st->outs[0].shape = {N, H, b, W, run};
+      }
+      if (nhwc_slice) {
+        // Only a channel slice follows NHWC (passes/layout_assignment.cc): its one axis is the
+        // physical last one.
+        const int axes = n.in(3);
+        const ir::Tensor* at_axes = axes >= 0 ? &g.t(axes) : nullptr;
+        const int64_t a = !at_axes || !at_axes->is_const() || at_axes->numel() != 1 ? 0
+                          : at_axes->dtype == ir::DType::i64                     ? at_axes->as<int64_t>()[0]
+                          : at_axes->dtype == ir::DType::i32                     ? at_axes->as<int32_t>()[0]
+                                                                                  : 0;
+        if (a != 1 && a != -3)
+          return Err("plan is inconsistent: NHWC Slice %s is not a channel slice; recompile the model", n.name.c_str());
+        st->phys_sizes = {3};
+        st->ins[3] = {ir::DType::i64, {1}, st->phys_sizes.data()};
       }
       if (nhwc_resize) {
         st->ins[0].shape = physical(g.t(n.inputs[0]));

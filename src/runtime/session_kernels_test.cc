@@ -146,7 +146,9 @@ TEST(SessionKernels, ConcatRunsAsRowCopies) {
   EXPECT_EQ(kernel["cat_last"], "concat_rows");
   const ir::Graph& g = (*sess)->program().graph;
   for (const ir::Node& n : g.nodes) {
-    if (n.name == "cat_nhwc") EXPECT_EQ(g.t(n.outputs[0]).layout, ir::Layout::nhwc);
+    if (n.name == "cat_nhwc") {
+      EXPECT_EQ(g.t(n.outputs[0]).layout, ir::Layout::nhwc);
+    }
   }
 }
 

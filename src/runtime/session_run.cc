@@ -187,6 +187,7 @@ Status Session::execute() {
         kernels::concat_rows(st->cat_src.data(), st->cat_bytes.data(),
                              static_cast<int>(st->cat_bytes.size()), st->dst, st->count, pool_.get());
         break;
+      case Step::shuffle: kernels::shuffle_channels(st->shuffle_p, st->src, st->dst, pool_.get()); break;
       case Step::quantize:
         if (st->q_nhwc)
           st->quant_k->quantize_nhwc(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->dims[0],
@@ -273,6 +274,7 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->norm_k ? st->norm_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32")
                : st->kind == Step::concat  ? "concat_rows"
+               : st->kind == Step::shuffle ? "shuffle_channels"
                                            : "interp";
     // Per run of the plan: a micro-batched plan runs each step runs_ times.
     p.flops = st->flops * static_cast<double>(runs_);

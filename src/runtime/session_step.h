@@ -14,12 +14,13 @@
 #include "kernels/qpool/qpool.h"
 #include "kernels/qeltwise/qeltwise.h"
 #include "kernels/quant/quant.h"
+#include "kernels/reorder/shuffle.h"
 #include "runtime/session.h"
 
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, concat };
+  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, concat, shuffle };
   Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   ir::Op op{};    // the plan's op, for profiles and errors (node.op may be the view's: Transpose)
@@ -40,6 +41,7 @@ struct Session::Step {
   std::vector<uint8_t*> qcat_dst;
   std::vector<const void*> cat_src;  // concat: the inputs, each input's row bytes, rows in count
   std::vector<int64_t> cat_bytes;
+  kernels::ShuffleParams shuffle_p;
   float q_scale = 1.f;
   int32_t q_zp = 0;
   bool q_grid = false;       // qconv: round the float output to (q_scale, q_zp)
