@@ -74,6 +74,7 @@ Status fuse_layernorm(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status fuse_gelu(ir::Graph&, PassContext&);
 Status fuse_channel_shuffle(ir::Graph&, PassContext&);
+Status reduce_mean_to_pool(ir::Graph&, PassContext&);
 Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
 Status fold_input_normalization(ir::Graph&, PassContext&);

@@ -32,6 +32,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"gemm_to_conv", gemm_to_conv},
       {"fuse_gelu", fuse_gelu},
       {"fuse_channel_shuffle", fuse_channel_shuffle},
+      {"reduce_mean_to_pool", reduce_mean_to_pool},
       {"canonicalize_activations", canonicalize_activations},
       {"fuse_epilogue", fuse_epilogue},
       {"dead_code_elimination", dead_code_elimination},
