@@ -208,19 +208,28 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       return Status::Ok();
     }
     case Op::ChannelShuffle: {
-      // [outer, g, C/g, inner] -> [outer, C/g, g, inner].
-      const auto& xs = in[0].shape;
-      const int64_t axis = norm_axis(n.i("axis", 1), static_cast<int64_t>(xs.size()));
-      const int64_t g = n.i("group", 0);
-      if (axis < 0 || axis >= static_cast<int64_t>(xs.size()) || g < 1 || xs[axis] % g != 0)
-        return Err("ChannelShuffle %s: group %lld does not divide the channel axis", n.name.c_str(),
+      // [outer, g, C/g, inner] -> [outer, C/g, g, inner]; with g inputs (a Concat absorbed),
+      // group i is input i.
+      const auto& ys = y.shape;
+      const int64_t axis = norm_axis(n.i("axis", 1), static_cast<int64_t>(ys.size()));
+      const int64_t g = n.i("group", 0), k = static_cast<int64_t>(in.size());
+      if (axis < 0 || axis >= static_cast<int64_t>(ys.size()) || g < 1 || ys[axis] % g != 0 || (k != 1 && k != g))
+        return Err("ChannelShuffle %s: group %lld does not fit the channel axis and inputs", n.name.c_str(),
                    static_cast<long long>(g));
       int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < axis; ++d) outer *= xs[d];
-      for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
-      const int64_t cg = xs[axis] / g;
-      strided_copy(static_cast<const uint8_t*>(in[0].data), static_cast<uint8_t*>(y.data), {outer, cg, g, inner},
-                   {g * cg * inner, inner, cg * inner, 1}, 0, es);
+      for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
+      for (std::size_t d = axis + 1; d < ys.size(); ++d) inner *= ys[d];
+      const int64_t cg = ys[axis] / g, run = inner * static_cast<int64_t>(es);
+      for (const TensorRef& t : in)
+        if (t.numel() * k != y.numel() || !t.data) return Err("ChannelShuffle %s: inputs do not fit the output", n.name.c_str());
+      auto* dst = static_cast<uint8_t*>(y.data);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < g; ++i)
+          for (int64_t j = 0; j < cg; ++j) {
+            const auto* src = k == 1 ? static_cast<const uint8_t*>(in[0].data) + ((o * g + i) * cg + j) * run
+                                     : static_cast<const uint8_t*>(in[i].data) + (o * cg + j) * run;
+            std::memcpy(dst + ((o * cg + j) * g + i) * run, src, static_cast<std::size_t>(run));
+          }
       return Status::Ok();
     }
     case Op::Reorder: {

@@ -65,7 +65,7 @@ bool per_item_on_input0(Op op) {
     case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: case Op::BatchNormalization:
     case Op::LRN: case Op::InstanceNormalization: case Op::GroupNormalization: case Op::DepthToSpace:
     case Op::SpaceToDepth: case Op::Reshape: case Op::Squeeze: case Op::Unsqueeze: case Op::Expand:
-    case Op::Upsample: case Op::Tile: case Op::ChannelShuffle:
+    case Op::Upsample: case Op::Tile:
       return true;
     default: return false;
   }

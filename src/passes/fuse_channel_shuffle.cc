@@ -3,6 +3,9 @@
 // form, so the chain ran in the plain order with a reorder each way and a generic transpose
 // between. One ChannelShuffle node (attribute group) is one copy, and it follows its input's
 // layout (layout_assignment.cc): on NHWC data the same permutation of each pixel's channels.
+// A channel Concat of one input per group (cat(x1, branch(x2)) in every ShuffleNet block) that
+// only the shuffle reads is absorbed: the shuffle takes the Concat's inputs and interleaves
+// them in one copy, where the Concat and the shuffle were two.
 #include "passes/pass.h"
 #include "passes/pattern.h"
 
@@ -10,6 +13,7 @@ namespace systolic::passes {
 
 Status fuse_channel_shuffle(ir::Graph& g, PassContext&) {
   auto consumers = g.consumers();
+  auto producers = g.producers();
   std::vector<char> drop(g.nodes.size(), 0);
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& r1 = g.nodes[k];
@@ -31,6 +35,17 @@ Status fuse_channel_shuffle(ir::Graph& g, PassContext&) {
     out.attrs.clear();
     out.set_i("group", groups);
     drop[k] = drop[tr] = 1;
+    const int p = producers[out.inputs[0]];
+    if (p < 0 || consumers[out.inputs[0]].size() != 1 || g.is_graph_output(out.inputs[0])) continue;
+    const ir::Node& cat = g.nodes[p];
+    bool absorb = cat.op == ir::Op::Concat && static_cast<int64_t>(cat.inputs.size()) == groups &&
+                  (cat.i("axis", 0) == 1 || cat.i("axis", 0) == -3);
+    for (int id : cat.inputs)
+      absorb = absorb && id >= 0 && g.t(id).shape.size() == 4 && g.t(id).shape[1] == c / groups &&
+               g.t(id).dtype == x.dtype;
+    if (!absorb) continue;
+    out.inputs = cat.inputs;
+    drop[p] = 1;
   }
   g.remove_nodes(drop);
   return Status::Ok();

@@ -49,6 +49,36 @@ TEST(FuseChannelShuffle, ReshapeTransposeReshapeIsOneNhwcShuffle) {
     }
 }
 
+// ShuffleNet's block: cat(x1, branch(x2)) then the shuffle. The shuffle takes the Concat's
+// inputs and interleaves them in one copy.
+TEST(FuseChannelShuffle, AbsorbsTheConcatBeforeIt) {
+  for (int64_t n : {1, 3}) {
+    GraphBuilder b;
+    const int64_t half = 6, h = 4, w = 5;
+    const int x = b.input("x", {n, 3, h, w});
+    const int a = b.node(ir::Op::Conv, {x, b.weights("wa", {half, 3, 1, 1})})[0];
+    const int br = b.node(ir::Op::Conv, {x, b.weights("wb", {half, 3, 1, 1})})[0];
+    const int cat = b.node(ir::Op::Concat, {a, br})[0];
+    b.last().set_i("axis", 1);
+    const int r1 = b.node(ir::Op::Reshape, {cat, b.g.add_const_i64("s5", {5}, {n, 2, half, h, w})})[0];
+    const int t = b.node(ir::Op::Transpose, {r1})[0];
+    b.last().set_ints("perm", {0, 2, 1, 3, 4});
+    const int r2 = b.node(ir::Op::Reshape, {t, b.g.add_const_i64("s4", {4}, {n, 2 * half, h, w})})[0];
+    b.output(b.node(ir::Op::Conv, {r2, b.weights("w2", {4, 2 * half, 1, 1})})[0]);
+    ir::Graph g = b.g;
+    run_passes(g, {passes::shape_inference, passes::fuse_channel_shuffle});
+    EXPECT_EQ(count_ops(g, ir::Op::Concat), 0);
+    ASSERT_EQ(count_ops(g, ir::Op::ChannelShuffle), 1);
+    for (const ir::Node& node : g.nodes) {
+      if (node.op == ir::Op::ChannelShuffle) {
+        EXPECT_EQ(node.inputs, std::vector<int>({a, br}));
+      }
+    }
+    EXPECT_LT(max_rel_error(run_graph(g, false), run_graph(b.g, false)), 1e-6);  // interpreter, plain
+    EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);  // NHWC, kernels
+  }
+}
+
 TEST(FuseChannelShuffle, OtherPermutationsStay) {
   GraphBuilder b = shuffle_graph(1, 2, {0, 1, 2, 4, 3});
   ir::Graph g = b.g;

@@ -41,7 +41,7 @@ bool keeps_bf16(Op op) {
 
 // The inputs of a keeps_bf16 op that carry values (the rest are shapes, axes, indices).
 int value_inputs(const ir::Node& n) {
-  return n.op == Op::Concat ? static_cast<int>(n.inputs.size()) : 1;
+  return n.op == Op::Concat || n.op == Op::ChannelShuffle ? static_cast<int>(n.inputs.size()) : 1;
 }
 
 bool is_bf16_conv(const ir::Graph& g, const ir::Node& n) {

@@ -68,7 +68,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Identity:
     case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder: case Op::Round:
-    case Op::RoundBf16: case Op::Silu: case Op::ChannelShuffle:
+    case Op::RoundBf16: case Op::Silu:
       if (n.op == Op::Round && dt != DType::f32 && dt != DType::f64)
         return Err("Round %s: element type %s is not supported (float32 or float64)", n.name.c_str(),
                    ir::dtype_name(dt));
@@ -85,6 +85,14 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
         }
         if (n.i("training_mode", 0)) return Err("BatchNormalization %s: training mode is not supported", n.name.c_str());
       }
+      break;
+    case Op::ChannelShuffle:
+      // One input, or one per group (a Concat absorbed): the output joins them on axis 1.
+      if (r < 2 || n.i("group", 0) < 1 || (n.inputs.size() != 1 && static_cast<int64_t>(n.inputs.size()) != n.i("group", 0)))
+        return Err("ChannelShuffle %s: needs rank >= 2 and one input or one per group", n.name.c_str());
+      outs[0][1] = xs[1] * static_cast<int64_t>(n.inputs.size());
+      if (outs[0][1] % n.i("group", 0) != 0)
+        return Err("ChannelShuffle %s: group does not divide the channels", n.name.c_str());
       break;
     case Op::Dropout:
       if (n.inputs.size() > 2 && in_t(2)) {

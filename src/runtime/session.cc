@@ -185,25 +185,78 @@ bool concat_params(const ir::Graph& g, const ir::Node& n, const std::function<vo
   return true;
 }
 
-// A ChannelShuffle as kernels/reorder/shuffle.h: a row per image (plain) or per pixel (NHWC).
-bool shuffle_params(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
-  if (n.op != ir::Op::ChannelShuffle || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 ||
-      n.outputs[0] < 0)
+// A Slice of one axis with constant bounds and step 1 as a row copy from one strided input
+// (kernels/reorder/concat.h): on NHWC data only a channel Slice (its axis the physical last).
+bool slice_params(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  if (n.op != ir::Op::Slice || n.i("_opset", 13) < 10 || n.inputs.size() < 4 || n.outputs.size() != 1 ||
+      n.outputs[0] < 0 || n.inputs[0] < 0)
     return false;
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
-  const int64_t groups = n.i("group", 0);
-  if (x.shape != y.shape || x.dtype != y.dtype || x.layout != y.layout || x.shape.size() < 2 || groups < 1 ||
-      x.shape[1] % groups != 0 || (x.layout == ir::Layout::nhwc && x.shape.size() != 4))
+  if (x.dtype != y.dtype || x.layout != y.layout || x.shape.size() != y.shape.size()) return false;
+  auto one = [&](int id, int64_t* v) {
+    if (id < 0 || !g.t(id).is_const() || g.t(id).numel() != 1) return false;
+    const ir::Tensor& t = g.t(id);
+    if (t.dtype == ir::DType::i64) *v = t.as<int64_t>()[0];
+    else if (t.dtype == ir::DType::i32) *v = t.as<int32_t>()[0];
+    else return false;
+    return true;
+  };
+  int64_t start, end, axis, step = 1;
+  if (!one(n.inputs[1], &start) || !one(n.inputs[2], &end) || !one(n.inputs[3], &axis)) return false;
+  if (n.in(4) >= 0 && (!one(n.in(4), &step) || step != 1)) return false;
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  if (x.layout == ir::Layout::nhwc) {
+    if (rank != 4 || axis != 1) return false;
+    axis = 3;
+  }
+  const ir::Shape xs = physical(x), ys = physical(y);
+  const int64_t dim = xs[axis];
+  start = std::clamp<int64_t>(start < 0 ? start + dim : start, 0, dim);
+  end = std::clamp<int64_t>(end < 0 ? end + dim : end, 0, dim);
+  if (std::max<int64_t>(0, end - start) != ys[axis]) return false;
+  int64_t rows = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != axis && xs[d] != ys[d]) return false;
+    if (d < axis) rows *= xs[d];
+    if (d > axis) inner *= xs[d];
+  }
+  const int64_t es = static_cast<int64_t>(ir::dtype_size(x.dtype));
+  st->cat_src = {static_cast<const uint8_t*>(at(n.inputs[0])) + start * inner * es};
+  st->cat_bytes = {ys[axis] * inner * es};
+  st->cat_strides = {dim * inner * es};
+  st->count = rows;
+  st->dst = static_cast<float*>(at(n.outputs[0]));
+  return true;
+}
+
+// A ChannelShuffle as kernels/reorder/shuffle.h: a row per image (plain) or per pixel (NHWC);
+// its groups are slices of its one input, or its inputs (the Concat it absorbed).
+bool shuffle_params(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  if (n.op != ir::Op::ChannelShuffle || n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  const int64_t groups = n.i("group", 0), k = static_cast<int64_t>(n.inputs.size());
+  if (y.shape.size() < 2 || groups < 1 || y.shape[1] % groups != 0 || (k != 1 && k != groups) ||
+      (y.layout == ir::Layout::nhwc && y.shape.size() != 4))
     return false;
+  ir::Shape part = y.shape;
+  part[1] = y.shape[1] / k;
+  for (int id : n.inputs)
+    if (id < 0 || g.t(id).shape != part || g.t(id).dtype != y.dtype || g.t(id).layout != y.layout) return false;
   kernels::ShuffleParams& p = st->shuffle_p;
   p.groups = groups;
-  p.cg = x.shape[1] / groups;
-  p.elem = static_cast<int64_t>(ir::dtype_size(x.dtype));
-  const int64_t spatial = x.numel() / std::max<int64_t>(1, x.shape[0] * x.shape[1]);
-  p.rows = x.layout == ir::Layout::nhwc ? x.shape[0] * spatial : x.shape[0];
-  p.inner = x.layout == ir::Layout::nhwc ? 1 : spatial;
-  st->src = static_cast<const float*>(at(n.inputs[0]));
+  p.cg = y.shape[1] / groups;
+  p.elem = static_cast<int64_t>(ir::dtype_size(y.dtype));
+  const int64_t spatial = y.numel() / std::max<int64_t>(1, y.shape[0] * y.shape[1]);
+  p.rows = y.layout == ir::Layout::nhwc ? y.shape[0] * spatial : y.shape[0];
+  p.inner = y.layout == ir::Layout::nhwc ? 1 : spatial;
+  const int64_t group_bytes = p.cg * p.inner * p.elem;
+  p.src_stride = k == 1 ? groups * group_bytes : group_bytes;
+  st->cat_src.clear();
+  for (int64_t i = 0; i < groups; ++i)
+    st->cat_src.push_back(k == 1 ? static_cast<const uint8_t*>(at(n.inputs[0])) + i * group_bytes : at(n.inputs[i]));
   st->dst = static_cast<float*>(at(n.outputs[0]));
   return true;
 }
@@ -342,6 +395,8 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->kind = Step::concat;
     } else if (shuffle_params(g, n, at, st.get())) {
       st->kind = Step::shuffle;
+    } else if (slice_params(g, n, at, st.get())) {
+      st->kind = Step::concat;
     } else {
       st->kind = Step::interp;
       bool nhwc = false;

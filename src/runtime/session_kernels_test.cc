@@ -96,9 +96,10 @@ TEST(SessionKernels, AttentionOpsRunOnKernelsAndMatchTheInterpreter) {
 
 namespace systolic::testing {
 
-// Concat as row copies: a channel Concat of NHWC conv outputs (a row per pixel, DenseNet's
-// pattern), and plain ones on the channel and the last axis, agree with the reference executor.
-TEST(SessionKernels, ConcatRunsAsRowCopies) {
+// Concat and Slice as row copies: a channel Concat of NHWC conv outputs (a row per pixel,
+// DenseNet's pattern), plain ones on the channel and the last axis, a channel Slice of NHWC
+// data and a plain Slice with negative bounds agree with the reference executor.
+TEST(SessionKernels, ConcatAndSliceRunAsRowCopies) {
   GraphBuilder b;
   const int x = b.input("x", {2, 3, 9, 11});
   const int c1 = b.node(ir::Op::Conv, {x, b.weights("w1", {8, 3, 3, 3})}, 1, "c1")[0];
@@ -106,15 +107,19 @@ TEST(SessionKernels, ConcatRunsAsRowCopies) {
   const int c2 = b.node(ir::Op::Conv, {x, b.weights("w2", {5, 3, 1, 1})}, 1, "c2")[0];
   const int cat = b.node(ir::Op::Concat, {c1, c2, c1}, 1, "cat_nhwc")[0];
   b.last().set_i("axis", 1);
-  const int y = b.node(ir::Op::Conv, {cat, b.weights("w3", {4, 21, 1, 1})}, 1, "c3")[0];
+  const int half = b.node(ir::Op::Slice, {cat, b.g.add_const_i64("s0", {1}, {3}), b.g.add_const_i64("s1", {1}, {-2}),
+                                          b.g.add_const_i64("sa", {1}, {1})}, 1, "slice_nhwc")[0];  // channels 3..18
+  const int y = b.node(ir::Op::Conv, {half, b.weights("w3", {4, 16, 1, 1})}, 1, "c3")[0];
   const int p = b.input("p", {2, 3, 5});
   const int q = b.input("q", {2, 4, 5});
   const int plain = b.node(ir::Op::Concat, {p, q, p}, 1, "cat_plain")[0];
   b.last().set_i("axis", 1);
   const int last = b.node(ir::Op::Concat, {plain, plain}, 1, "cat_last")[0];
   b.last().set_i("axis", -1);
+  const int tail = b.node(ir::Op::Slice, {last, b.g.add_const_i64("t0", {1}, {-7}), b.g.add_const_i64("t1", {1}, {100}),
+                                          b.g.add_const_i64("ta", {1}, {-1})}, 1, "slice_plain")[0];
   b.output(y);
-  b.output(last);
+  b.output(tail);
   auto prog = plan::compile(b.g, plan::CompileOptions{});
   ASSERT_TRUE(prog.ok()) << prog.status().message();
   runtime::SessionOptions so;
@@ -144,6 +149,8 @@ TEST(SessionKernels, ConcatRunsAsRowCopies) {
   EXPECT_EQ(kernel["cat_nhwc"], "concat_rows");
   EXPECT_EQ(kernel["cat_plain"], "concat_rows");
   EXPECT_EQ(kernel["cat_last"], "concat_rows");
+  EXPECT_EQ(kernel["slice_nhwc"], "slice_rows");
+  EXPECT_EQ(kernel["slice_plain"], "slice_rows");
   const ir::Graph& g = (*sess)->program().graph;
   for (const ir::Node& n : g.nodes) {
     if (n.name == "cat_nhwc") {

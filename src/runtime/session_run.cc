@@ -185,9 +185,10 @@ Status Session::execute() {
         break;
       case Step::concat:
         kernels::concat_rows(st->cat_src.data(), st->cat_bytes.data(),
+                             st->cat_strides.empty() ? nullptr : st->cat_strides.data(),
                              static_cast<int>(st->cat_bytes.size()), st->dst, st->count, pool_.get());
         break;
-      case Step::shuffle: kernels::shuffle_channels(st->shuffle_p, st->src, st->dst, pool_.get()); break;
+      case Step::shuffle: kernels::shuffle_channels(st->shuffle_p, st->cat_src.data(), st->dst, pool_.get()); break;
       case Step::quantize:
         if (st->q_nhwc)
           st->quant_k->quantize_nhwc(st->src, static_cast<uint8_t*>(static_cast<void*>(st->dst)), st->dims[0],
@@ -273,7 +274,7 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->mm_k   ? st->mm_k->name
                : st->norm_k ? st->norm_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32")
-               : st->kind == Step::concat  ? "concat_rows"
+               : st->kind == Step::concat  ? (st->op == ir::Op::Slice ? "slice_rows" : "concat_rows")
                : st->kind == Step::shuffle ? "shuffle_channels"
                                            : "interp";
     // Per run of the plan: a micro-batched plan runs each step runs_ times.

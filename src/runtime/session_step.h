@@ -41,6 +41,7 @@ struct Session::Step {
   std::vector<uint8_t*> qcat_dst;
   std::vector<const void*> cat_src;  // concat: the inputs, each input's row bytes, rows in count
   std::vector<int64_t> cat_bytes;
+  std::vector<int64_t> cat_strides;  // a Slice's source row stride (empty for Concat)
   kernels::ShuffleParams shuffle_p;
   float q_scale = 1.f;
   int32_t q_zp = 0;

@@ -9,7 +9,8 @@
 namespace systolic::kernels {
 namespace {
 
-void copy_block(const void* const* srcs, const int64_t* bytes, int inputs, void* dst, int64_t r0, int64_t r1) {
+void copy_block(const void* const* srcs, const int64_t* bytes, const int64_t* strides, int inputs, void* dst,
+                int64_t r0, int64_t r1) {
   int64_t row = 0;
   for (int k = 0; k < inputs; ++k) row += bytes[k];
   auto* d = static_cast<uint8_t*>(dst);
@@ -17,7 +18,8 @@ void copy_block(const void* const* srcs, const int64_t* bytes, int inputs, void*
     uint8_t* out = d + r * row;
     for (int k = 0; k < inputs; ++k) {
       if (bytes[k] == 0) continue;
-      std::memcpy(out, static_cast<const uint8_t*>(srcs[k]) + r * bytes[k], std::size_t(bytes[k]));
+      std::memcpy(out, static_cast<const uint8_t*>(srcs[k]) + r * (strides ? strides[k] : bytes[k]),
+                  std::size_t(bytes[k]));
       out += bytes[k];
     }
   }
@@ -30,19 +32,21 @@ constexpr int64_t kTaskBytes = 32 * 1024;
 
 }  // namespace
 
-void concat_rows_ref(const void* const* srcs, const int64_t* bytes, int inputs, void* dst, int64_t rows) {
-  copy_block(srcs, bytes, inputs, dst, 0, rows);
+void concat_rows_ref(const void* const* srcs, const int64_t* bytes, const int64_t* strides, int inputs, void* dst,
+                     int64_t rows) {
+  copy_block(srcs, bytes, strides, inputs, dst, 0, rows);
 }
 
-void concat_rows(const void* const* srcs, const int64_t* bytes, int inputs, void* dst, int64_t rows, pthreadpool_t pool) {
+void concat_rows(const void* const* srcs, const int64_t* bytes, const int64_t* strides, int inputs, void* dst,
+                 int64_t rows, pthreadpool_t pool) {
   int64_t row = 0;
   for (int k = 0; k < inputs; ++k) row += bytes[k];
   if (rows <= 0 || row <= 0) return;
-  if (!pool || rows * row < kParallelBytes || rows == 1) return copy_block(srcs, bytes, inputs, dst, 0, rows);
+  if (!pool || rows * row < kParallelBytes || rows == 1) return copy_block(srcs, bytes, strides, inputs, dst, 0, rows);
   const int64_t per_task = std::max<int64_t>(1, kTaskBytes / row);
   auto task = [&](std::size_t t) {
     const int64_t r0 = int64_t(t) * per_task;
-    copy_block(srcs, bytes, inputs, dst, r0, std::min(rows, r0 + per_task));
+    copy_block(srcs, bytes, strides, inputs, dst, r0, std::min(rows, r0 + per_task));
   };
   pthreadpool_parallelize_1d(pool, task, std::size_t((rows + per_task - 1) / per_task), kPoolFlags);
 }

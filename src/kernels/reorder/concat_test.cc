@@ -1,6 +1,6 @@
 // The parallel row concatenation against the reference, for equality: one and many inputs, empty
-// inputs, rows of a few bytes to many kilobytes, with and without a pool; and the reference
-// against a channel Concat written out by hand.
+// inputs, rows of a few bytes to many kilobytes, with and without a pool; the reference against
+// a channel Concat written out by hand; and both against a Slice (one strided input).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -18,7 +18,7 @@ TEST(ConcatRows, ReferenceJoinsRowsSideBySide) {
   const void* srcs[2] = {a, b};
   const int64_t bytes[2] = {2 * sizeof(float), sizeof(float)};
   float y[6] = {};
-  concat_rows_ref(srcs, bytes, 2, y, 2);
+  concat_rows_ref(srcs, bytes, nullptr, 2, y, 2);
   const float want[6] = {1, 2, 10, 3, 4, 20};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], want[i]);
 }
@@ -42,11 +42,31 @@ TEST(ConcatRows, ParallelEqualsReference) {
         row += bytes[k];
       }
       std::vector<uint8_t> want(std::size_t(rows * row), 0), got(want.size(), 0xee), got1(want.size(), 0xee);
-      concat_rows_ref(srcs.data(), bytes.data(), int(bytes.size()), want.data(), rows);
-      concat_rows(srcs.data(), bytes.data(), int(bytes.size()), got.data(), rows, pool.get());
-      concat_rows(srcs.data(), bytes.data(), int(bytes.size()), got1.data(), rows, nullptr);
+      concat_rows_ref(srcs.data(), bytes.data(), nullptr, int(bytes.size()), want.data(), rows);
+      concat_rows(srcs.data(), bytes.data(), nullptr, int(bytes.size()), got.data(), rows, pool.get());
+      concat_rows(srcs.data(), bytes.data(), nullptr, int(bytes.size()), got1.data(), rows, nullptr);
       EXPECT_EQ(got, want) << rows << " rows, " << bytes.size() << " inputs";
       EXPECT_EQ(got1, want) << rows << " rows, " << bytes.size() << " inputs, no pool";
+    }
+}
+
+// One strided input is a Slice: channels [3, 3 + len) of rows of 10 (bytes here).
+TEST(ConcatRows, StridedInputIsASlice) {
+  ThreadPool pool = make_thread_pool(2);
+  for (int64_t rows : {int64_t(1), int64_t(5), int64_t(20000)})
+    for (int64_t len : {int64_t(1), int64_t(4), int64_t(7)}) {
+      std::vector<uint8_t> x(std::size_t(rows * 10));
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = uint8_t(i * 13 + 5);
+      std::vector<uint8_t> want(std::size_t(rows * len));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < len; ++c) want[std::size_t(r * len + c)] = x[std::size_t(r * 10 + 3 + c)];
+      const void* src = x.data() + 3;
+      const int64_t bytes = len, stride = 10;
+      std::vector<uint8_t> ref(want.size(), 0), got(want.size(), 0);
+      concat_rows_ref(&src, &bytes, &stride, 1, ref.data(), rows);
+      concat_rows(&src, &bytes, &stride, 1, got.data(), rows, pool.get());
+      EXPECT_EQ(ref, want) << rows << " " << len;
+      EXPECT_EQ(got, want) << rows << " " << len;
     }
 }
 
