@@ -229,12 +229,16 @@ TEST(Conv, DepthwiseTiled) {
       check({.ic = c, .ih = 12, .iw = 19, .oc = c, .kh = 5, .kw = 5, .s = s, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .groups = c});
     }
   }
-  const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, 0.f, 6.f}, {Act::hard_swish}};
+  // Activations in the fast path's registers (none, relu, clip, leaky relu, hard swish) and
+  // after its stores (sigmoid, silu), 3x3 and 5x5 (MobileNetV3), with and without bf16 rounding.
+  const Epilogue eps[] = {{Act::none}, {Act::relu}, {Act::clip, 0.f, 6.f}, {Act::leaky_relu, 0.1f}, {Act::hard_swish},
+                          {Act::sigmoid}, {Act::silu}, {Act::hard_swish, 0.f, 0.f, true}};
   for (const Epilogue& e : eps)
     for (int s : {1, 2}) {
       const Options o{.ep = e, .residual = s == 1, .src_pad = 3, .dst_pad = 2, .res_pad = 5, .threads = 2};
       check({.n = 2, .ic = 48, .ih = 11, .iw = 17, .oc = 48, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 48}, o);
       check({.n = 3, .ic = 200, .ih = 7, .iw = 7, .oc = 200, .kh = 3, .kw = 3, .s = s, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .groups = 200}, o);
+      check({.n = 2, .ic = 40, .ih = 13, .iw = 14, .oc = 40, .kh = 5, .kw = 5, .s = s, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .groups = 40}, o);
     }
 }
 
