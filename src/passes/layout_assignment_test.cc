@@ -165,3 +165,58 @@ TEST(LayoutAssignment, SpatialSlicesGoPlain) {
 }
 
 }  // namespace systolic::testing
+
+namespace systolic::testing {
+
+// ConvNeXt's block: an NHWC conv output permuted to [N,H,W,C] for a LayerNorm over channels
+// and permuted back for the residual Add. Both Transposes find their bytes already in order:
+// views sharing their input's bytes, no reorder between.
+TEST(LayoutAssignment, PermutesBetweenNchwAndNhwcAreViews) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 3, 5, 6});
+  const int c = b.node(ir::Op::Conv, {x, b.weights("w", {8, 3, 1, 1})})[0];
+  const int t1 = b.node(ir::Op::Transpose, {c})[0];
+  b.last().set_ints("perm", {0, 2, 3, 1});
+  const int ln = b.node(ir::Op::LayerNormalization, {t1, b.positive("scale", {8}), b.weights("bias", {8})})[0];
+  b.last().set_i("axis", -1);
+  const int t2 = b.node(ir::Op::Transpose, {ln})[0];
+  b.last().set_ints("perm", {0, 3, 1, 2});
+  const int sum = b.node(ir::Op::Add, {t2, c})[0];
+  b.output(b.node(ir::Op::Conv, {sum, b.weights("w2", {4, 8, 1, 1})})[0]);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  EXPECT_EQ(g.t(t1).layout, ir::Layout::plain);
+  EXPECT_EQ(g.t(t2).layout, ir::Layout::nhwc);
+  EXPECT_EQ(g.t(sum).layout, ir::Layout::nhwc);
+  EXPECT_EQ(count_ops(g, ir::Op::Reorder), 2);  // the input and the output only
+  int views = 0;
+  for (const ir::Node& n : g.nodes) views += n.op == ir::Op::Transpose && n.i("nhwc_view", 0);
+  EXPECT_EQ(views, 2);
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+  // The memory plan gives each view its input's bytes.
+  auto prog = plan::compile(b.g, plan::CompileOptions{});
+  ASSERT_TRUE(prog.ok()) << prog.status().message();
+  const ir::Graph& pg = (*prog)->graph;
+  for (const ir::Node& n : pg.nodes) {
+    if (n.op == ir::Op::Transpose) {
+      EXPECT_EQ(pg.t(n.inputs[0]).arena_offset, pg.t(n.outputs[0]).arena_offset) << n.name;
+    }
+  }
+}
+
+// Other permutations, and a permute whose input is not in the order it names, stay copies.
+TEST(LayoutAssignment, OtherTransposesAreNotViews) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 3, 5, 6});
+  const int t1 = b.node(ir::Op::Transpose, {x})[0];  // x is plain: (0,2,3,1) must move bytes
+  b.last().set_ints("perm", {0, 2, 3, 1});
+  const int t2 = b.node(ir::Op::Transpose, {t1})[0];
+  b.last().set_ints("perm", {0, 2, 1, 3});
+  b.output(t2);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::layout_assignment});
+  for (const ir::Node& n : g.nodes) EXPECT_FALSE(n.has("nhwc_view")) << n.name;
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-6);
+}
+
+}  // namespace systolic::testing

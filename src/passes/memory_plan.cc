@@ -1,8 +1,9 @@
 // Static memory planning: every activation gets an offset in one arena; tensors whose
 // lifetimes do not overlap share bytes (greedy by size, largest first, lowest fitting offset).
-// A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor, or a Reorder of a
+// A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity of a plain tensor, a Reorder of a
 // tensor with one channel or 1x1 pixels, whose NCHW and NHWC bytes are the same: transformers'
-// linear layers run as convs on [M,K,1,1]) shares its input's bytes: the two are placed as one
+// linear layers run as convs on [M,K,1,1]; or a Transpose between NCHW and NHWC orders of bytes
+// already in the wanted order, ConvNeXt's permutes) shares its input's bytes: the two are placed as one
 // tensor living as long as both, and the step copies nothing. An int8 conv writes over its
 // residual where nothing reads the residual later.
 #include <algorithm>
@@ -20,6 +21,13 @@ bool is_view(const ir::Graph& g, const ir::Node& n) {
     case ir::Op::Reshape: case ir::Op::Flatten: case ir::Op::Squeeze: case ir::Op::Unsqueeze: case ir::Op::Identity:
     case ir::Op::Reorder:
       break;
+    case ir::Op::Transpose:  // between NCHW and NHWC orders, on bytes already so (layout_assignment.cc)
+      if (n.i("nhwc_view", 0) && n.inputs.size() == 1 && n.outputs.size() == 1 && n.outputs[0] >= 0) {
+        const ir::Tensor& x = g.t(n.inputs[0]);
+        const ir::Tensor& y = g.t(n.outputs[0]);
+        return !x.is_const() && x.dtype == y.dtype && x.bytes() == y.bytes() && x.layout != y.layout;
+      }
+      return false;
     default: return false;
   }
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;

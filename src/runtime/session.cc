@@ -391,6 +391,18 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->src = static_cast<const float*>(at(a));
       st->src_b = static_cast<const float*>(at(b));
       st->dst = static_cast<float*>(at(n.outputs[0]));
+    } else if (n.op == ir::Op::Transpose && n.i("nhwc_view", 0)) {
+      // Bytes already in the wanted order (passes/layout_assignment.cc): the memory plan shares
+      // them, else one copy.
+      const bool fits = n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] >= 0 && n.outputs[0] >= 0 &&
+                        g.t(n.inputs[0]).bytes() == g.t(n.outputs[0]).bytes() &&
+                        g.t(n.inputs[0]).layout != g.t(n.outputs[0]).layout;
+      if (!fits) return Err("plan is inconsistent: Transpose view %s does not fit its tensors; recompile the model", n.name.c_str());
+      st->kind = Step::concat;
+      st->cat_src = {at(n.inputs[0])};
+      st->cat_bytes = {static_cast<int64_t>(g.t(n.inputs[0]).bytes())};
+      st->count = 1;
+      st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (concat_params(g, n, at, st.get())) {
       st->kind = Step::concat;
     } else if (shuffle_params(g, n, at, st.get())) {

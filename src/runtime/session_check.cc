@@ -63,7 +63,8 @@ Status check_storage(const ir::Graph& g) {
   };
   for (const ir::Node& n : g.nodes) {
     const bool view = n.op == ir::Op::Reshape || n.op == ir::Op::Flatten || n.op == ir::Op::Squeeze ||
-                      n.op == ir::Op::Unsqueeze || n.op == ir::Op::Identity || n.op == ir::Op::Reorder;
+                      n.op == ir::Op::Unsqueeze || n.op == ir::Op::Identity || n.op == ir::Op::Reorder ||
+                      (n.op == ir::Op::Transpose && n.i("nhwc_view", 0));
     const bool qconv = n.op == ir::Op::Conv && n.s("kernel", "").starts_with("qconv_");
     for (int o : n.outputs) {
       int64_t olo, ohi;

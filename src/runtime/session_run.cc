@@ -184,6 +184,7 @@ Status Session::execute() {
           st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
         break;
       case Step::concat:
+        if (st->cat_src.size() == 1 && st->cat_src[0] == st->dst) break;  // a view: the same bytes
         kernels::concat_rows(st->cat_src.data(), st->cat_bytes.data(),
                              st->cat_strides.empty() ? nullptr : st->cat_strides.data(),
                              static_cast<int>(st->cat_bytes.size()), st->dst, st->count, pool_.get());
@@ -274,7 +275,9 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->mm_k   ? st->mm_k->name
                : st->norm_k ? st->norm_k->name
                : st->kind == Step::reorder ? (st->count == 1 ? "reorder_u8" : "reorder_f32")
-               : st->kind == Step::concat  ? (st->op == ir::Op::Slice ? "slice_rows" : "concat_rows")
+               : st->kind == Step::concat  ? (st->op == ir::Op::Slice       ? "slice_rows"
+                                              : st->op == ir::Op::Transpose ? "view"
+                                                                            : "concat_rows")
                : st->kind == Step::shuffle ? "shuffle_channels"
                                            : "interp";
     // Per run of the plan: a micro-batched plan runs each step runs_ times.
