@@ -5,13 +5,14 @@
 // layout (layout_assignment.cc): on NHWC data the same permutation of each pixel's channels.
 // A channel Concat of one input per group (cat(x1, branch(x2)) in every ShuffleNet block) that
 // only the shuffle reads is absorbed: the shuffle takes the Concat's inputs and interleaves
-// them in one copy, where the Concat and the shuffle were two.
+// them in one copy, where the Concat and the shuffle were two (not in int8 plans, where the
+// Concat requantizes and the shuffle moves uint8 values as they are, nor in calibration plans).
 #include "passes/pass.h"
 #include "passes/pattern.h"
 
 namespace systolic::passes {
 
-Status fuse_channel_shuffle(ir::Graph& g, PassContext&) {
+Status fuse_channel_shuffle(ir::Graph& g, PassContext& ctx) {
   auto consumers = g.consumers();
   auto producers = g.producers();
   std::vector<char> drop(g.nodes.size(), 0);
@@ -35,8 +36,13 @@ Status fuse_channel_shuffle(ir::Graph& g, PassContext&) {
     out.attrs.clear();
     out.set_i("group", groups);
     drop[k] = drop[tr] = 1;
+    // In int8 the Concat requantizes its inputs to one scale (lower_int8.cc), which the
+    // shuffle, passing uint8 values through, does not; a calibration plan observes the
+    // Concat's output for it.
     const int p = producers[out.inputs[0]];
-    if (p < 0 || consumers[out.inputs[0]].size() != 1 || g.is_graph_output(out.inputs[0])) continue;
+    if (ctx.precision == Precision::int8 || !ctx.fuse_residual || p < 0 || consumers[out.inputs[0]].size() != 1 ||
+        g.is_graph_output(out.inputs[0]))
+      continue;
     const ir::Node& cat = g.nodes[p];
     bool absorb = cat.op == ir::Op::Concat && static_cast<int64_t>(cat.inputs.size()) == groups &&
                   (cat.i("axis", 0) == 1 || cat.i("axis", 0) == -3);

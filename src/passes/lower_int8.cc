@@ -30,7 +30,16 @@ bool is_pool(Op op) {
   return op == Op::MaxPool || op == Op::GlobalMaxPool || op == Op::AveragePool || op == Op::GlobalAveragePool;
 }
 
-bool is_passthrough(Op op) {
+// Ops whose output holds input 0's values (moved, or a subset): uint8 in, uint8 out, the same
+// quantization. ShuffleNet's channel shuffle and channel halving (a Slice with constant bounds).
+bool is_passthrough(const ir::Graph& g, const ir::Node& n) {
+  const Op op = n.op;
+  if (op == Op::ChannelShuffle) return n.inputs.size() == 1;
+  if (op == Op::Slice) {
+    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
+    return !n.inputs.empty();
+  }
   return op == Op::Reshape || op == Op::Flatten || op == Op::Squeeze || op == Op::Unsqueeze || op == Op::Identity ||
          op == Op::Dropout;
 }
@@ -78,7 +87,7 @@ struct Lowering {
         return true;
       if (is_pool(n.op) && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0])) return true;
       if ((n.op == Op::Add || n.op == Op::Concat) && eltwise_int8(n, t)) return true;
-      if (is_passthrough(n.op) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
+      if (is_passthrough(g, n) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
         return true;
     }
     return false;
@@ -440,7 +449,7 @@ struct Lowering {
         ++eltwise;
         out.push_back(std::move(n));
         continue;
-      } else if (is_passthrough(n.op) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
+      } else if (is_passthrough(g, n) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
                  (n.outputs.size() == 1 || n.outputs[1] < 0) && wants_u8(n.outputs[0])) {
         const ir::QuantParams q = g.t(n.inputs[0]).quant;
         make_u8(n.outputs[0], q);

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "quantize/calibrate.h"
 #include "tests/graph_builder.h"
@@ -148,6 +149,47 @@ TEST(LowerInt8, UnfusedAddAndConcatRunOnUint8) {
   int uint8_steps = 0;
   for (const auto& l : (*s)->profile()) uint8_steps += l.kernel.rfind("qeltwise_", 0) == 0;
   EXPECT_EQ(uint8_steps, 2);
+  EXPECT_GT(cosine(run_program(p8, b.g), run_graph(b.g, false)), 0.999);
+}
+
+// ShuffleNet's block in int8: the channel halving (Slice) and the shuffle pass uint8 values
+// through with their input's quantization; the Concat before the shuffle stays (it requantizes),
+// so no Quantize or Dequantize step remains between the convs.
+TEST(LowerInt8, ShuffleNetSliceAndShuffleStayUint8) {
+  GraphBuilder b;
+  const int64_t c = 16, h = 6, w = 6;
+  const int x = b.input("x", {1, 8, h, w});
+  const int c0 = b.node(Op::Conv, {x, b.weights("w0", {c, 8, 1, 1})})[0];
+  const int r0 = b.node(Op::Relu, {c0})[0];
+  const int lo = b.node(Op::Slice, {r0, b.g.add_const_i64("s0", {1}, {0}), b.g.add_const_i64("e0", {1}, {c / 2}),
+                                     b.g.add_const_i64("a0", {1}, {1})})[0];
+  const int hi = b.node(Op::Slice, {r0, b.g.add_const_i64("s1", {1}, {c / 2}), b.g.add_const_i64("e1", {1}, {c}),
+                                     b.g.add_const_i64("a1", {1}, {1})})[0];
+  const int br = b.node(Op::Conv, {hi, b.weights("wb", {c / 2, c / 2, 1, 1})})[0];
+  const int rb = b.node(Op::Relu, {br})[0];
+  const int cat = b.node(Op::Concat, {lo, rb})[0];
+  b.last().set_i("axis", 1);
+  const int s5 = b.node(Op::Reshape, {cat, b.g.add_const_i64("sh5", {5}, {1, 2, c / 2, h, w})})[0];
+  const int t = b.node(Op::Transpose, {s5})[0];
+  b.last().set_ints("perm", {0, 2, 1, 3, 4});
+  const int s4 = b.node(Op::Reshape, {t, b.g.add_const_i64("sh4", {4}, {1, c, h, w})})[0];
+  b.output(b.node(Op::Conv, {s4, b.weights("w3", {4, c, 1, 1})})[0]);
+  auto p8 = compile_int8(b.g);
+  auto s = runtime::Session::create(p8);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::map<std::string, int> ops;
+  for (const auto& l : (*s)->profile()) ++ops[l.op + " " + l.kernel.substr(0, l.kernel.find('_'))];
+  EXPECT_EQ(ops["Slice slice"], 2);
+  EXPECT_EQ(ops["ChannelShuffle shuffle"], 1);
+  EXPECT_EQ(ops["Concat qeltwise"], 1);
+  EXPECT_EQ(ops["QuantizeLinear quant"], 1);  // the float input only
+  EXPECT_EQ(ops["DequantizeLinear quant"], 0);
+  const ir::Graph& g = (*s)->program().graph;
+  for (const ir::Node& n : g.nodes) {
+    if (n.op == Op::Slice || n.op == Op::ChannelShuffle) {
+      EXPECT_EQ(g.t(n.outputs[0]).dtype, DType::u8) << n.name;
+    }
+  }
   EXPECT_GT(cosine(run_program(p8, b.g), run_graph(b.g, false)), 0.999);
 }
 
