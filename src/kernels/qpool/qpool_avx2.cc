@@ -1,5 +1,6 @@
 // AVX2 uint8 pooling: channel vectors per output pixel, valid-tap ranges computed per pixel
-// (pads cost nothing); max on 32 bytes (vpmaxub), average as int32 sums of 16 channels.
+// (pads cost nothing); max on 32, 16 and 8 bytes (vpmaxub), average as int32 sums of 16
+// channels.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -27,6 +28,26 @@ void max_pixel(const uint8_t* img, long ss, const PoolParams& p, int iy0, int ix
         m = _mm256_max_epu8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
       }
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + c), m);
+  }
+  // 16 and 8 channels at a time below 32: ShuffleNet's 24-channel max pool spent its time in
+  // the per-channel loop.
+  for (; c + 16 <= p.c; c += 16) {
+    __m128i m = _mm_setzero_si128();
+    for (int ky = ky0; ky < ky1; ++ky)
+      for (int kx = kx0; kx < kx1; ++kx) {
+        const uint8_t* s = img + (long(iy0 + ky * p.dh) * p.iw + ix0 + kx * p.dw) * ss + c;
+        m = _mm_max_epu8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+      }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + c), m);
+  }
+  for (; c + 8 <= p.c; c += 8) {
+    __m128i m = _mm_setzero_si128();
+    for (int ky = ky0; ky < ky1; ++ky)
+      for (int kx = kx0; kx < kx1; ++kx) {
+        const uint8_t* s = img + (long(iy0 + ky * p.dh) * p.iw + ix0 + kx * p.dw) * ss + c;
+        m = _mm_max_epu8(m, _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s)));
+      }
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(d + c), m);
   }
   for (; c < p.c; ++c) {
     uint8_t m = 0;

@@ -60,7 +60,8 @@ PoolParams make(PoolKind kind, int c, int hw, int k, int s, int pad, bool includ
 }
 
 TEST(QPool, Max) {
-  for (int c : {1, 7, 16, 33, 64, 100}) {
+  // Every width of the 32-, 16- and 8-byte steps and the byte tail (24: ShuffleNet's stem).
+  for (int c : {1, 7, 8, 15, 16, 24, 31, 33, 57, 64, 100}) {
     check(make(PoolKind::max, c, 13, 3, 2, 1), 0, 0, 1.f);
     check(make(PoolKind::max, c, 8, 2, 2, 0), 0, 0, 1.f, 2);
   }
