@@ -43,7 +43,18 @@ TEST(CanonicalizeActivations, SiluFromSigmoidTimesX) {
   EXPECT_EQ(count_ops(g, ir::Op::Silu), 1);
   EXPECT_EQ(count_ops(g, ir::Op::Sigmoid), 1);
   run_passes(g, {passes::fuse_epilogue});
-  EXPECT_EQ(count_ops(g, ir::Op::Silu), 1);  // stays an element-wise step (vectorized there)
+  EXPECT_EQ(count_ops(g, ir::Op::Silu), 0);  // in the conv's epilogue (a vector exp in registers)
+  int silu_convs = 0;
+  for (const ir::Node& n : g.nodes) silu_convs += n.op == ir::Op::Conv && n.i("act", 0) == int64_t(kernels::Act::silu);
+  EXPECT_EQ(silu_convs, 1);
+  // In int8 plans SiLU stays a step (an int8 conv's float output would apply it per vector after
+  // the store, with the scalar exp).
+  ir::Graph i8 = b.g;
+  passes::PassContext i8ctx;
+  i8ctx.precision = passes::Precision::int8;
+  for (auto pass : {passes::shape_inference, passes::canonicalize_activations, passes::fuse_epilogue})
+    ASSERT_TRUE(pass(i8, i8ctx).ok());
+  EXPECT_EQ(count_ops(i8, ir::Op::Silu), 1);
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 
   // A calibration plan (residuals unfused) observes the sigmoid's output: left as it is.

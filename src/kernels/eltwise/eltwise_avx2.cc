@@ -32,14 +32,9 @@ struct V8 {
     const V sign = _mm256_set1_ps(-0.f);
     return _mm256_or_ps(_mm256_andnot_ps(sign, mag), _mm256_and_ps(sign, s));
   }
-  static V round(V x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V round(V x) { return VecAvx2::round(x); }
   static V round_bf16(V x) { return VecAvx2::round_bf16(x); }
-  static V scale2(V p, V n) {
-    const __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1), bias = _mm256_set1_epi32(127);
-    const V s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
-    const V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), bias), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-  }
+  static V scale2(V p, V n) { return VecAvx2::scale2(p, n); }
 };
 
 }  // namespace

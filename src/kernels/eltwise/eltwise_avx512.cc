@@ -35,14 +35,9 @@ struct V16 {
     // (sign & s) | (~sign & mag)
     return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(sign, _mm512_castps_si512(s), _mm512_castps_si512(mag), 0xCA));
   }
-  static V round(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V round(V x) { return VecAvx512::round(x); }
   static V round_bf16(V x) { return VecAvx512::round_bf16(x); }
-  static V scale2(V p, V n) {
-    const __m512i ni = _mm512_cvtps_epi32(n), h = _mm512_srai_epi32(ni, 1), bias = _mm512_set1_epi32(127);
-    const V s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, bias), 23));
-    const V s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), bias), 23));
-    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
-  }
+  static V scale2(V p, V n) { return VecAvx512::scale2(p, n); }
 };
 
 }  // namespace

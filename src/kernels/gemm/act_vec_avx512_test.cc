@@ -11,6 +11,7 @@ TEST(ActVec, Avx512MatchesScalar) {
   for (const Epilogue& e : {Epilogue{Act::relu}, Epilogue{Act::clip, 0.f, 6.f}, Epilogue{Act::leaky_relu, 0.1f},
                             Epilogue{Act::hard_swish}})
     testing::expect_act_vec_matches_scalar<VecAvx512>(e);
+  testing::expect_act_vec_matches_scalar<VecAvx512>(Epilogue{Act::silu}, 1e-6);  // vector exp
 }
 
 }  // namespace

@@ -30,6 +30,16 @@ struct VecAvx2 {
   // Loads the first n lanes (others 0) / stores the first n lanes; never touches the rest.
   static V load_n(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
   static void store_n(float* p, V v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+  // To the nearest integer, ties to even.
+  static V round(V x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // p * 2^n for integral n in [-150, 129] (kernels/vec_math.h's exp): two exact power-of-two
+  // factors, so n = 128 overflows to inf and n = -150 reaches the denormals.
+  static V scale2(V p, V n) {
+    const __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1), bias = _mm256_set1_epi32(127);
+    const V s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, bias), 23));
+    const V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  }
   // Each lane rounded to the nearest bf16, ties to even, NaN kept (kernels/epilogue.h round_bf16).
   static V round_bf16(V x) {
     const __m256i u = _mm256_castps_si256(x);

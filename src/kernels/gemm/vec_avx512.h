@@ -28,6 +28,16 @@ struct VecAvx512 {
   static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_n(float* p, V v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
   static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+  // To the nearest integer, ties to even.
+  static V round(V x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  // p * 2^n for integral n in [-150, 129] (kernels/vec_math.h's exp): two exact power-of-two
+  // factors, so n = 128 overflows to inf and n = -150 reaches the denormals.
+  static V scale2(V p, V n) {
+    const __m512i ni = _mm512_cvtps_epi32(n), h = _mm512_srai_epi32(ni, 1), bias = _mm512_set1_epi32(127);
+    const V s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, bias), 23));
+    const V s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), bias), 23));
+    return _mm512_mul_ps(_mm512_mul_ps(p, s1), s2);
+  }
   // Each lane rounded to the nearest bf16, ties to even, NaN kept (kernels/epilogue.h round_bf16).
   static V round_bf16(V x) {
     const __m512i u = _mm512_castps_si512(x);
