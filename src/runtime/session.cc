@@ -394,9 +394,18 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
     } else if (n.op == ir::Op::Transpose && n.i("nhwc_view", 0)) {
       // Bytes already in the wanted order (passes/layout_assignment.cc): the memory plan shares
       // them, else one copy.
-      const bool fits = n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] >= 0 && n.outputs[0] >= 0 &&
-                        g.t(n.inputs[0]).bytes() == g.t(n.outputs[0]).bytes() &&
-                        g.t(n.inputs[0]).layout != g.t(n.outputs[0]).layout;
+      bool fits = n.inputs.size() == 1 && n.outputs.size() == 1 && n.inputs[0] >= 0 && n.outputs[0] >= 0;
+      if (fits) {
+        const ir::Tensor& x = g.t(n.inputs[0]);
+        const ir::Tensor& y = g.t(n.outputs[0]);
+        const ir::Shape& xs = x.shape;
+        const std::vector<int64_t> perm = n.ints("perm");
+        fits = x.dtype == y.dtype && xs.size() == 4 && y.shape.size() == 4 &&
+               ((perm == std::vector<int64_t>{0, 2, 3, 1} && x.layout == ir::Layout::nhwc &&
+                 y.layout == ir::Layout::plain && y.shape == ir::Shape{xs[0], xs[2], xs[3], xs[1]}) ||
+                (perm == std::vector<int64_t>{0, 3, 1, 2} && x.layout == ir::Layout::plain &&
+                 y.layout == ir::Layout::nhwc && y.shape == ir::Shape{xs[0], xs[3], xs[1], xs[2]}));
+      }
       if (!fits) return Err("plan is inconsistent: Transpose view %s does not fit its tensors; recompile the model", n.name.c_str());
       st->kind = Step::concat;
       st->cat_src = {at(n.inputs[0])};
