@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "interp/eval.h"
+#include "kernels/reorder/shuffle.h"
 
 namespace systolic::interp {
 namespace {
@@ -219,17 +220,16 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       int64_t outer = 1, inner = 1;
       for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
       for (std::size_t d = axis + 1; d < ys.size(); ++d) inner *= ys[d];
-      const int64_t cg = ys[axis] / g, run = inner * static_cast<int64_t>(es);
       for (const TensorRef& t : in)
         if (t.numel() * k != y.numel() || !t.data) return Err("ChannelShuffle %s: inputs do not fit the output", n.name.c_str());
-      auto* dst = static_cast<uint8_t*>(y.data);
-      for (int64_t o = 0; o < outer; ++o)
-        for (int64_t i = 0; i < g; ++i)
-          for (int64_t j = 0; j < cg; ++j) {
-            const auto* src = k == 1 ? static_cast<const uint8_t*>(in[0].data) + ((o * g + i) * cg + j) * run
-                                     : static_cast<const uint8_t*>(in[i].data) + (o * cg + j) * run;
-            std::memcpy(dst + ((o * cg + j) * g + i) * run, src, static_cast<std::size_t>(run));
-          }
+      kernels::ShuffleParams p;
+      p.rows = outer, p.groups = g, p.cg = ys[axis] / g, p.inner = inner, p.elem = static_cast<int64_t>(es);
+      const int64_t group_bytes = p.cg * inner * p.elem;
+      p.src_stride = k == 1 ? g * group_bytes : group_bytes;
+      std::vector<const void*> srcs;
+      for (int64_t i = 0; i < g; ++i)
+        srcs.push_back(k == 1 ? static_cast<const uint8_t*>(in[0].data) + i * group_bytes : in[i].data);
+      kernels::shuffle_channels_ref(p, srcs.data(), y.data);
       return Status::Ok();
     }
     case Op::Reorder: {
