@@ -6,6 +6,7 @@
 #include <map>
 
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace systolic::passes {
 namespace {
@@ -76,22 +77,10 @@ bool channel_slice(const ir::Graph& g, const ir::Node& n) {
   auto channel_axis = [](int64_t a) { return a == 1 || a == -3; };
   if (n.op == Op::Split) return channel_axis(n.i("axis", 0)) && (n.in(1) < 0 || g.t(n.in(1)).is_const());
   if (n.op != Op::Slice || n.i("_opset", 13) < 10 || n.inputs.size() < 4) return false;
-  for (std::size_t i = 1; i < n.inputs.size(); ++i)
-    if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
-  const ir::Tensor& axes = g.t(n.inputs[3]);
-  if (n.inputs[3] < 0 || axes.numel() != 1 || g.t(n.inputs[1]).numel() != 1) return false;
-  const int64_t a = axes.dtype == ir::DType::i64 ? axes.as<int64_t>()[0]
-                    : axes.dtype == ir::DType::i32 ? axes.as<int32_t>()[0]
-                                                   : 0;
-  if (!channel_axis(a)) return false;
-  if (n.in(4) >= 0) {
-    const ir::Tensor& steps = g.t(n.in(4));
-    const int64_t s = steps.dtype == ir::DType::i64 ? steps.as<int64_t>()[0]
-                      : steps.dtype == ir::DType::i32 ? steps.as<int32_t>()[0]
-                                                      : 0;
-    if (steps.numel() != 1 || s != 1) return false;
-  }
-  return true;
+  int64_t start, end, axis, step = 1;
+  return int_scalar_const(g, n.inputs[1], &start) && int_scalar_const(g, n.inputs[2], &end) &&
+         int_scalar_const(g, n.inputs[3], &axis) && channel_axis(axis) &&
+         (n.in(4) < 0 || (int_scalar_const(g, n.in(4), &step) && step == 1));
 }
 
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {

@@ -1,4 +1,5 @@
-// Small helpers the pattern-matching passes (fuse_gelu, fuse_layernorm) share.
+// Small helpers the pattern-matching passes (fuse_gelu, fuse_layernorm, layout_assignment) and
+// the runtime's step preparation share.
 #pragma once
 #include <vector>
 
@@ -12,6 +13,17 @@ inline bool scalar_const(const ir::Graph& g, int id, float* v) {
   const ir::Tensor& t = g.t(id);
   if (!t.is_const() || t.dtype != ir::DType::f32 || t.numel() != 1) return false;
   *v = t.as<float>()[0];
+  return true;
+}
+
+// The value of a one-element int64 or int32 constant, if `id` is one (Slice bounds and axes).
+inline bool int_scalar_const(const ir::Graph& g, int id, int64_t* v) {
+  if (id < 0) return false;
+  const ir::Tensor& t = g.t(id);
+  if (!t.is_const() || t.numel() != 1) return false;
+  if (t.dtype == ir::DType::i64) *v = t.as<int64_t>()[0];
+  else if (t.dtype == ir::DType::i32) *v = t.as<int32_t>()[0];
+  else return false;
   return true;
 }
 

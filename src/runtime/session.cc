@@ -11,6 +11,7 @@
 #include "base/aligned_vector.h"
 #include "interp/nn_geometry.h"
 #include "kernels/bconv/bconv.h"
+#include "passes/pattern.h"
 #include "runtime/session_step.h"
 
 namespace systolic::runtime {
@@ -194,17 +195,11 @@ bool slice_params(const ir::Graph& g, const ir::Node& n, const std::function<voi
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
   if (x.dtype != y.dtype || x.layout != y.layout || x.shape.size() != y.shape.size()) return false;
-  auto one = [&](int id, int64_t* v) {
-    if (id < 0 || !g.t(id).is_const() || g.t(id).numel() != 1) return false;
-    const ir::Tensor& t = g.t(id);
-    if (t.dtype == ir::DType::i64) *v = t.as<int64_t>()[0];
-    else if (t.dtype == ir::DType::i32) *v = t.as<int32_t>()[0];
-    else return false;
-    return true;
-  };
   int64_t start, end, axis, step = 1;
-  if (!one(n.inputs[1], &start) || !one(n.inputs[2], &end) || !one(n.inputs[3], &axis)) return false;
-  if (n.in(4) >= 0 && (!one(n.in(4), &step) || step != 1)) return false;
+  if (!passes::int_scalar_const(g, n.inputs[1], &start) || !passes::int_scalar_const(g, n.inputs[2], &end) ||
+      !passes::int_scalar_const(g, n.inputs[3], &axis))
+    return false;
+  if (n.in(4) >= 0 && (!passes::int_scalar_const(g, n.in(4), &step) || step != 1)) return false;
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) return false;
@@ -422,10 +417,13 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       st->kind = Step::interp;
       bool nhwc = false;
       for (int id : n.outputs) nhwc |= id >= 0 && g.t(id).layout == ir::Layout::nhwc;
-      // The physical channel axis: Concat, Split and ChannelShuffle name it by attribute; a
-      // channel Slice's axes input is replaced below.
+      // The physical channel axis: Concat, Split and ChannelShuffle name it by attribute. A
+      // channel Slice of NHWC data (constant bounds, step 1) ran as a row copy above: any other
+      // Slice on NHWC data is not one layout_assignment makes.
+      if (nhwc && n.op == ir::Op::Slice)
+        return Err("plan is inconsistent: NHWC Slice %s is not a channel slice with constant bounds; recompile the model",
+                   n.name.c_str());
       const bool channel_op = n.op == ir::Op::Concat || n.op == ir::Op::Split || n.op == ir::Op::ChannelShuffle;
-      const bool nhwc_slice = nhwc && n.op == ir::Op::Slice;
       if (nhwc && channel_op) st->node.set_i("axis", 3);
       // The interpreter is index-blind to layouts: on NHWC data it may only see same-shape
       // operands (or a channel Concat). Anything else would be a silently wrong answer.
@@ -440,8 +438,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       for (int id : n.inputs)
         if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && !nhwc_d2s && id >= 0 && g.t(id).numel() != 1 &&
             (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc) &&
-            !((n.op == ir::Op::Split || nhwc_slice) && id != n.inputs[0]) &&
-            !((n.op == ir::Op::Split || nhwc_slice) && id == n.inputs[0] && g.t(id).layout == ir::Layout::nhwc))
+            !(n.op == ir::Op::Split && (id != n.inputs[0] || g.t(id).layout == ir::Layout::nhwc)))
           return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),
                      n.name.c_str());
       for (int id : n.inputs) {
@@ -472,20 +469,6 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
         st->node.set_ints("perm", {0, 1, 3, 2, 4});
         st->ins[0].shape = {N, H, W, b, run};
         st->outs[0].shape = {N, H, b, W, run};
-      }
-      if (nhwc_slice) {
-        // Only a channel slice follows NHWC (passes/layout_assignment.cc): its one axis is the
-        // physical last one.
-        const int axes = n.in(3);
-        const ir::Tensor* at_axes = axes >= 0 ? &g.t(axes) : nullptr;
-        const int64_t a = !at_axes || !at_axes->is_const() || at_axes->numel() != 1 ? 0
-                          : at_axes->dtype == ir::DType::i64                     ? at_axes->as<int64_t>()[0]
-                          : at_axes->dtype == ir::DType::i32                     ? at_axes->as<int32_t>()[0]
-                                                                                  : 0;
-        if (a != 1 && a != -3)
-          return Err("plan is inconsistent: NHWC Slice %s is not a channel slice; recompile the model", n.name.c_str());
-        st->phys_sizes = {3};
-        st->ins[3] = {ir::DType::i64, {1}, st->phys_sizes.data()};
       }
       if (nhwc_resize) {
         st->ins[0].shape = physical(g.t(n.inputs[0]));
