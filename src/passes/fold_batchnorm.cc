@@ -11,7 +11,21 @@
 namespace systolic::passes {
 namespace {
 
-// Per channel c: s = gamma / sqrt(var + eps), t = beta - mean * s (in double, as the conv fold).
+// The batch norm's per-channel affine, x * s + t: s = gamma / sqrt(var + eps), t = beta -
+// mean * s, in double (the conv fold scales its weights by s and shifts its bias to b * s + t).
+void bn_affine(const ir::Graph& g, const ir::Node& bn, int64_t c, std::vector<double>* s, std::vector<double>* t) {
+  const float* gamma = g.t(bn.inputs[1]).as<float>();
+  const float* beta = g.t(bn.inputs[2]).as<float>();
+  const float* mean = g.t(bn.inputs[3]).as<float>();
+  const float* var = g.t(bn.inputs[4]).as<float>();
+  const double eps = bn.f("epsilon", 1e-5f);
+  s->resize(c), t->resize(c);
+  for (int64_t k = 0; k < c; ++k) {
+    (*s)[k] = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);
+    (*t)[k] = beta[k] - mean[k] * (*s)[k];
+  }
+}
+
 Status batchnorm_to_affine(ir::Graph& g) {
   std::vector<ir::Node> out;
   out.reserve(g.nodes.size());
@@ -29,17 +43,9 @@ Status batchnorm_to_affine(ir::Graph& g) {
       continue;
     }
     const int64_t c = x->shape[1];
-    const float* gamma = g.t(bn.inputs[1]).as<float>();
-    const float* beta = g.t(bn.inputs[2]).as<float>();
-    const float* mean = g.t(bn.inputs[3]).as<float>();
-    const float* var = g.t(bn.inputs[4]).as<float>();
-    const double eps = bn.f("epsilon", 1e-5f);
-    std::vector<float> s(c), t(c);
-    for (int64_t k = 0; k < c; ++k) {
-      const double sk = gamma[k] / std::sqrt(static_cast<double>(var[k]) + eps);
-      s[k] = static_cast<float>(sk);
-      t[k] = static_cast<float>(beta[k] - mean[k] * sk);
-    }
+    std::vector<double> sd, td;
+    bn_affine(g, bn, c, &sd, &td);
+    const std::vector<float> s(sd.begin(), sd.end()), t(td.begin(), td.end());
     const int in = bn.inputs[0], y = bn.outputs[0];
     if (x->shape.size() == 4) {
       // A 1x1 depthwise conv: weight s, bias t. The conv kernels run it in one NHWC pass, and
@@ -97,21 +103,22 @@ Status fold_batchnorm(ir::Graph& g, PassContext&) {
     for (int i = 1; i < 5; ++i) all_const &= g.t(bn.inputs[i]).is_const() && g.t(bn.inputs[i]).dtype == ir::DType::f32;
     const int bias_id = conv.in(2);
     if (bias_id >= 0) all_const &= g.t(bias_id).is_const();
-    if (!all_const) continue;
+    if (!all_const || w.shape.empty()) continue;
     const int64_t oc = w.shape[0];
+    // One statistic per output channel, or it is not this conv's norm (a malformed model is
+    // left for shape inference and the interpreter to name).
+    bool per_oc_stats = true;
+    for (int i = 1; i < 5; ++i) per_oc_stats &= g.t(bn.inputs[i]).numel() == oc;
+    if (!per_oc_stats) continue;
     const int64_t per_oc = w.numel() / oc;
-    const float* gamma = g.t(bn.inputs[1]).as<float>();
-    const float* beta = g.t(bn.inputs[2]).as<float>();
-    const float* mean = g.t(bn.inputs[3]).as<float>();
-    const float* var = g.t(bn.inputs[4]).as<float>();
-    const double eps = bn.f("epsilon", 1e-5f);
+    std::vector<double> scale, shift;
+    bn_affine(g, bn, oc, &scale, &shift);
     std::vector<float> nw(w.as<float>(), w.as<float>() + w.numel());
     std::vector<float> nb(oc, 0.f);
     for (int64_t c = 0; c < oc; ++c) {
-      const double scale = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
-      for (int64_t i = 0; i < per_oc; ++i) nw[c * per_oc + i] = static_cast<float>(nw[c * per_oc + i] * scale);
+      for (int64_t i = 0; i < per_oc; ++i) nw[c * per_oc + i] = static_cast<float>(nw[c * per_oc + i] * scale[c]);
       const double b = bias_id >= 0 ? g.t(bias_id).as<float>()[c] : 0.0;
-      nb[c] = static_cast<float>((b - mean[c]) * scale + beta[c]);
+      nb[c] = static_cast<float>(b * scale[c] + shift[c]);
     }
     // Fresh constants: the originals may be shared with other nodes.
     const ir::Shape ws = w.shape;
