@@ -1,5 +1,6 @@
 // Small helpers to build IR graphs and run them in tests.
 #pragma once
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +107,36 @@ inline void run_passes(ir::Graph& g, const std::vector<Status (*)(ir::Graph&, pa
     st = ir::verify(g);
     if (!st.ok()) throw std::runtime_error(st.message());
   }
+}
+
+// t through QuantizeLinear -> DequantizeLinear (uint8, per tensor), as a QDQ model writes it.
+inline int qdq(GraphBuilder& b, int t, float scale, int zp, const std::string& name) {
+  using ir::DType;
+  using ir::Op;
+  const int s = b.g.add_const_f32(name + ".s", {}, {scale});
+  AlignedBytes z(1, static_cast<uint8_t>(zp));
+  const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
+  const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
+  return b.node(Op::DequantizeLinear, {q, s, zt})[0];
+}
+
+// Patterned int8 weights `shape` behind a DequantizeLinear: one scale, or one per output channel.
+inline int int8_weights(GraphBuilder& b, const std::string& name, const ir::Shape& shape, const std::vector<float>& scales) {
+  using ir::DType;
+  using ir::Op;
+  std::vector<int8_t> wq(static_cast<std::size_t>(ir::num_elements(shape)));
+  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  AlignedBytes wb(wq.size());
+  std::memcpy(wb.data(), wq.data(), wq.size());
+  const int w8 = b.g.add_const(name, DType::i8, shape, std::move(wb));
+  const bool per_channel = scales.size() > 1;
+  const int ws = b.g.add_const_f32(name + ".s", per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{}, scales);
+  AlignedBytes wz(scales.size(), 0);
+  const int wzp = b.g.add_const(name + ".z", DType::i8, per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{},
+                                std::move(wz));
+  const int w = b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
+  if (per_channel) b.last().set_i("axis", 0);
+  return w;
 }
 
 }  // namespace systolic::testing

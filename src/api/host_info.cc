@@ -119,10 +119,10 @@ std::string host_info() {
   append(&out, "cores       %d\n", c.cores);
   append(&out, "caches      L1d %zu KiB, L2 %zu KiB, L3 %zu KiB\n", c.l1d_bytes / 1024, c.l2_bytes / 1024,
          c.l3_bytes / 1024);
-  append(&out, "isa         avx2 %s, fma %s, avx-vnni %s, avx512 %s, avx512-bf16 %s, avx512-vnni %s, amx-tile %s, "
-         "amx-bf16 %s, amx-int8 %s\n",
+  append(&out, "isa         avx2 %s, fma %s, avx-vnni %s, avx512 %s, avx512-bf16 %s, avx512-vnni %s, avx512-vbmi %s, "
+         "amx-tile %s, amx-bf16 %s, amx-int8 %s\n",
          c.avx2 ? "yes" : "no", c.fma ? "yes" : "no", c.avx_vnni ? "yes" : "no", c.has_avx512() ? "yes" : "no",
-         c.avx512bf16 ? "yes" : "no", c.avx512vnni ? "yes" : "no", c.amx_tile ? "yes" : "no",
+         c.avx512bf16 ? "yes" : "no", c.avx512vnni ? "yes" : "no", c.avx512vbmi ? "yes" : "no", c.amx_tile ? "yes" : "no",
          c.amx_bf16 ? "yes" : "no", c.amx_int8 ? "yes" : "no");
   append(&out, "kernels     %s\n", plan::isa_name(c).c_str());
   // One line per precision, its fastest instruction first; the others it has below it.

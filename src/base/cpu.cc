@@ -55,6 +55,7 @@ CpuFeatures detect() {
   f.avx512dq = cpuinfo_has_x86_avx512dq();
   f.avx512bf16 = cpuinfo_has_x86_avx512bf16();
   f.avx512vnni = cpuinfo_has_x86_avx512vnni();
+  f.avx512vbmi = cpuinfo_has_x86_avx512vbmi();
   f.avx_vnni = f.avx2 && cpuid_avx_vnni();
   if (f.avx512bf16 && f.avx512f) f.bf16_rate = measure_bf16_rate();
   bool tile = false, bf16 = false, int8 = false;
@@ -82,7 +83,7 @@ CpuFeatures cap_isa(CpuFeatures f, const std::string& isa) {
     if (isa == kLadder[i]) level = i;
   if (level < 0) return f;  // an unknown name caps nothing
   if (level < 5) f.amx_tile = f.amx_bf16 = f.amx_int8 = false;
-  if (level < 4) f.avx512bf16 = f.avx512vnni = false, f.bf16_rate = {};
+  if (level < 4) f.avx512bf16 = f.avx512vnni = f.avx512vbmi = false, f.bf16_rate = {};
   if (level < 3) f.avx512f = f.avx512bw = f.avx512vl = f.avx512dq = false;
   if (level < 2 || level == 3) f.avx_vnni = false;
   if (level < 1) f.avx2 = f.fma = false;

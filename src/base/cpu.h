@@ -15,6 +15,7 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512bf16 = false;
   bool avx512vnni = false;
+  bool avx512vbmi = false;  // vpermi2b: byte permutes across a register pair (uint8 tables)
   bool avx_vnni = false;  // VEX-encoded vpdpbusd on ymm (Alder Lake, Zen 5 and later)
   bool amx_tile = false;
   bool amx_bf16 = false;
@@ -44,8 +45,8 @@ const CpuFeatures& host_cpu();
 CpuFeatures::Bf16Rate measure_bf16_rate();
 
 // Features with everything above `isa` switched off. The ladder: "ref" (plain C++), "avx2"
-// (AVX2+FMA), "avxvnni" (+ AVX-VNNI), "avx512" (AVX-512 F/BW/VL/DQ, no VNNI or BF16),
-// "avx512vnni" (+ VNNI and BF16), "amx" or "native" (everything detected).
+// (AVX2+FMA), "avxvnni" (+ AVX-VNNI), "avx512" (AVX-512 F/BW/VL/DQ, no VNNI, BF16 or VBMI),
+// "avx512vnni" (+ VNNI, BF16 and VBMI), "amx" or "native" (everything detected).
 CpuFeatures cap_isa(CpuFeatures f, const std::string& isa);
 
 }  // namespace systolic

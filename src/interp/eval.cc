@@ -92,6 +92,8 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
       return eval_movement(n, in, out);
     case Op::NormalizeImage:
       return eval_image(n, in, out);
+    case Op::Lut:
+      return eval_lut(n, in, out);
     default:
       return eval_elementwise(n, in, out);
   }

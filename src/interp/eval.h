@@ -29,6 +29,9 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
 Status eval_image(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_quant(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 Status eval_reduce(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status eval_lut(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+// A Lut node's table and its input and output grids (scale, zero point), or an error naming it.
+Status lut_params(const ir::Node& n, std::vector<uint8_t>* table, float* sx, int32_t* zx, float* sy, int32_t* zy);
 
 // The families beyond the CNN core (ops.inc lists which op belongs where). Each has a shape
 // rule beside its kernels: infer_<family> sets one shape and dtype per output from the input

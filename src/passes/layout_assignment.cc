@@ -91,6 +91,7 @@ bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   switch (n.op) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::RoundBf16: case Op::Silu:
+    case Op::Lut:
       return true;
     case Op::Clip:
       for (int i = 1; i < static_cast<int>(n.inputs.size()); ++i)

@@ -54,7 +54,7 @@ struct Lowering {
   std::vector<char> lowered;         // tensors this pass made uint8
   std::set<int> rounded;             // float tensors a QDQ model quantizes: read through their uint8 form
   std::set<const ir::Node*> skip;    // explicit QuantizeLinear nodes a conv took over
-  int convs = 0, pools = 0, eltwise = 0;
+  int convs = 0, pools = 0, eltwise = 0, tables = 0;
 
   bool quantized(int t) const { return t >= 0 && g.t(t).quant.per_tensor() && g.t(t).quant.qtype == DType::u8; }
   bool is_u8(int t) const { return t >= 0 && t < static_cast<int>(lowered.size()) && lowered[t]; }
@@ -89,6 +89,7 @@ struct Lowering {
       if ((n.op == Op::Add || n.op == Op::Concat) && eltwise_int8(n, t)) return true;
       if (is_passthrough(g, n) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
         return true;
+      if (n.op == Op::Lut && lut_int8(n)) return true;
     }
     return false;
   }
@@ -108,6 +109,12 @@ struct Lowering {
     if (n.op == Op::Add) return n.inputs.size() == 2;
     const int64_t r = static_cast<int64_t>(g.t(y).shape.size()), axis = n.i("axis", 0);
     return r == 4 && (axis == 1 || axis == -3);
+  }
+
+  // A table (passes/int8_tables.cc) from its input's grid to its output's, both uint8 here.
+  bool lut_int8(const ir::Node& n) const {
+    return n.inputs.size() == 1 && n.outputs.size() == 1 && n.outputs[0] >= 0 && quantized(n.outputs[0]) &&
+           !g.is_graph_output(n.outputs[0]) && (quantized(n.inputs[0]) || is_u8(n.inputs[0]));
   }
 
   int scalar(const std::string& name, DType dt, double v) {
@@ -449,6 +456,12 @@ struct Lowering {
         ++eltwise;
         out.push_back(std::move(n));
         continue;
+      } else if (n.op == Op::Lut && lut_int8(n)) {
+        n.inputs[0] = as_u8(n.inputs[0]);
+        make_u8(n.outputs[0], g.t(n.outputs[0]).quant);
+        ++tables;
+        out.push_back(std::move(n));
+        continue;
       } else if (is_passthrough(g, n) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
                  (n.outputs.size() == 1 || n.outputs[1] < 0) && wants_u8(n.outputs[0])) {
         const ir::QuantParams q = g.t(n.inputs[0]).quant;
@@ -472,7 +485,7 @@ struct Lowering {
     }
     g.nodes = std::move(out);
     ctx.log += "lower_int8: " + std::to_string(convs) + " convolutions, " + std::to_string(pools) + " pools and " +
-               std::to_string(eltwise) + " adds/concats in int8\n";
+               std::to_string(eltwise) + " adds/concats in int8, " + std::to_string(tables) + " tables\n";
     if (convs == 0 && ctx.qdq_model)
       return Err("precision int8: no convolution of this quantized model can run on the int8 kernels (they run "
                  "convolutions; the model quantizes other ops): run it with --precision fp32, which computes its "

@@ -58,32 +58,6 @@ std::vector<float> run_program(std::shared_ptr<plan::Program> p, const ir::Graph
   return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
 }
 
-// t through QuantizeLinear -> DequantizeLinear (uint8, per tensor), as a QDQ model writes it.
-int qdq(GraphBuilder& b, int t, float scale, int zp, const std::string& name) {
-  const int s = b.g.add_const_f32(name + ".s", {}, {scale});
-  AlignedBytes z(1, static_cast<uint8_t>(zp));
-  const int zt = b.g.add_const(name + ".z", DType::u8, {}, std::move(z));
-  const int q = b.node(Op::QuantizeLinear, {t, s, zt})[0];
-  return b.node(Op::DequantizeLinear, {q, s, zt})[0];
-}
-
-// Patterned int8 weights `shape` behind a DequantizeLinear: one scale, or one per output channel.
-int int8_weights(GraphBuilder& b, const std::string& name, const ir::Shape& shape, const std::vector<float>& scales) {
-  std::vector<int8_t> wq(static_cast<std::size_t>(ir::num_elements(shape)));
-  for (std::size_t i = 0; i < wq.size(); ++i) wq[i] = static_cast<int8_t>((i * 37) % 255 - 127);
-  AlignedBytes wb(wq.size());
-  std::memcpy(wb.data(), wq.data(), wq.size());
-  const int w8 = b.g.add_const(name, DType::i8, shape, std::move(wb));
-  const bool per_channel = scales.size() > 1;
-  const int ws = b.g.add_const_f32(name + ".s", per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{}, scales);
-  AlignedBytes wz(scales.size(), 0);
-  const int wzp = b.g.add_const(name + ".z", DType::i8, per_channel ? ir::Shape{int64_t(scales.size())} : ir::Shape{},
-                                std::move(wz));
-  const int w = b.node(Op::DequantizeLinear, {w8, ws, wzp})[0];
-  if (per_channel) b.last().set_i("axis", 0);
-  return w;
-}
-
 // An int8 compile of a graph that brings its own quantization (QDQ).
 Expected<std::shared_ptr<plan::Program>> compile_given(const ir::Graph& g) {
   plan::CompileOptions co;
@@ -124,6 +98,25 @@ TEST(LowerInt8, CalibratedResidualBlockRunsInInt8) {
     u8_pools += (n.op == Op::MaxPool || n.op == Op::GlobalAveragePool) && p8->graph.t(n.outputs[0]).dtype == DType::u8;
   EXPECT_EQ(u8_pools, 2);
   EXPECT_EQ(p8->graph.t(p8->graph.outputs[0]).dtype, DType::f32);  // logits stay float
+  const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
+  EXPECT_GT(cosine(got, want), 0.999);
+}
+
+// A calibrated model's SiLU (Sigmoid and Mul) between two convs: one uint8 table from the
+// first conv's output grid to the SiLU's (int8_tables), no float pass left between them.
+TEST(LowerInt8, CalibratedSiluBecomesATable) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 8, 10, 10});
+  const int c = b.node(Op::Conv, {x, b.weights("w1", {16, 8, 3, 3}), b.weights("b1", {16})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  const int s = b.node(Op::Mul, {c, b.node(Op::Sigmoid, {c})[0]})[0];
+  const int y = b.node(Op::Conv, {s, b.weights("w2", {8, 16, 1, 1}), b.weights("b2", {8})})[0];
+  b.output(y);
+  auto p8 = compile_int8(b.g);
+  EXPECT_EQ(count_int8_convs(*p8), 2);
+  EXPECT_EQ(count_ops(p8->graph, Op::Lut), 1) << p8->kernel_log;
+  EXPECT_EQ(count_ops(p8->graph, Op::QuantizeLinear), 1) << p8->kernel_log;  // the float input only
+  EXPECT_EQ(count_ops(p8->graph, Op::DequantizeLinear), 0) << p8->kernel_log;
   const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
   EXPECT_GT(cosine(got, want), 0.999);
 }
@@ -360,8 +353,10 @@ TEST(LowerInt8, QdqFloatOutputIsRoundedToItsGrid) {
   EXPECT_GT(equal, int(got.size()) * 9 / 10);
 }
 
-// A float-only activation fused into an int8 conv of a QDQ model: the model's rounding of the
-// sum before it, then the activation, then the rounding of its own output (read by float code).
+// A float-only activation between two grids of a QDQ model: a uint8 table (int8_tables), or,
+// kept from the tables (--keep-fp32 names the activation), fused into the int8 conv, which
+// keeps the model's rounding of the sum before it, then the activation, then the rounding of
+// its own output (read by float code). Both compute the model's values.
 TEST(LowerInt8, QdqRoundingBeforeAFloatActivationIsKept) {
   GraphBuilder b;
   const int x = b.input("x", {1, 8, 6, 6});
@@ -372,24 +367,31 @@ TEST(LowerInt8, QdqRoundingBeforeAFloatActivationIsKept) {
   const int h = b.node(Op::HardSwish, {qdq(b, c, 0.05f, 64, "c")}, 1, "hswish")[0];
   const int y = b.node(Op::Exp, {qdq(b, h, 0.01f, 40, "h")})[0];
   b.output(y);
-  auto p = compile_given(b.g);
-  ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ(count_int8_convs(**p), 1);
-  int pre = 0, grids = 0;
-  for (const ir::Node& n : (*p)->graph.nodes) {
-    pre += n.attrs.count("q_pre_grid") > 0;
-    grids += n.attrs.count("q_grid") > 0;
+  const auto want = run_graph(b.g, false);
+  for (bool table : {true, false}) {
+    plan::CompileOptions co;
+    co.precision = passes::Precision::int8;
+    if (!table) co.keep_fp32 = {"hswish"};
+    auto p = plan::compile(b.g, co);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    EXPECT_EQ(count_int8_convs(**p), 1);
+    int pre = 0, grids = 0;
+    for (const ir::Node& n : (*p)->graph.nodes) {
+      pre += n.attrs.count("q_pre_grid") > 0;
+      grids += n.attrs.count("q_grid") > 0;
+    }
+    EXPECT_EQ(count_ops((*p)->graph, Op::Lut), table ? 1 : 0) << (*p)->kernel_log;
+    EXPECT_EQ(pre, table ? 0 : 1) << (*p)->kernel_log;
+    EXPECT_EQ(grids, table ? 0 : 1) << (*p)->kernel_log;
+    const auto got = run_program(*p, b.g);
+    ASSERT_EQ(got.size(), want.size());
+    int equal = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 0.0101 * want[i]) << i;  // at most one grid step apart (a near tie)
+      equal += got[i] == want[i];
+    }
+    EXPECT_GT(equal, int(got.size()) * 9 / 10) << (table ? "table" : "fused");
   }
-  EXPECT_EQ(pre, 1) << (*p)->kernel_log;
-  EXPECT_EQ(grids, 1) << (*p)->kernel_log;
-  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
-  ASSERT_EQ(got.size(), want.size());
-  int equal = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 0.0101 * want[i]) << i;  // at most one grid step apart (a near tie)
-    equal += got[i] == want[i];
-  }
-  EXPECT_GT(equal, int(got.size()) * 9 / 10);
 }
 
 // A QDQ model's rounding of its float input reaches float readers too, not only the int8 conv

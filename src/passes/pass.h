@@ -78,6 +78,7 @@ Status fuse_channel_shuffle(ir::Graph&, PassContext&);
 Status reduce_mean_to_pool(ir::Graph&, PassContext&);
 Status canonicalize_activations(ir::Graph&, PassContext&);
 Status fuse_epilogue(ir::Graph&, PassContext&);
+Status int8_tables(ir::Graph&, PassContext&);
 Status fold_input_normalization(ir::Graph&, PassContext&);
 Status annotate_activations(ir::Graph&, PassContext&);
 Status lower_int8(ir::Graph&, PassContext&);

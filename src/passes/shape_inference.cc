@@ -68,7 +68,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
     case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Identity:
     case Op::Clip: case Op::Softmax: case Op::LRN: case Op::BatchNormalization: case Op::Reorder: case Op::Round:
-    case Op::RoundBf16: case Op::Silu:
+    case Op::RoundBf16: case Op::Silu: case Op::Lut:
       if (n.op == Op::Round && dt != DType::f32 && dt != DType::f64)
         return Err("Round %s: element type %s is not supported (float32 or float64)", n.name.c_str(),
                    ir::dtype_name(dt));

@@ -209,6 +209,24 @@ Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::functio
   return Status::Ok();
 }
 
+// A table between two uint8 grids (passes/int8_tables.cc), element-wise in either layout.
+Status prepare_qlut(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  st->kind = Session::Step::qlut;
+  float sx, sy;
+  int32_t zx, zy;
+  SYSTOLIC_RETURN_IF_ERROR(interp::lut_params(n, &st->lut, &sx, &zx, &sy, &zy));
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (x.numel() != y.numel() || x.layout != y.layout)
+    return Err("plan is corrupt: uint8 table %s does not match its tensors", n.name.c_str());
+  st->qlut_k = kernels::qlut_select(host_cpu());
+  if (!st->qlut_k) return Err("no table kernel runs on this machine");
+  st->qcat_src = {static_cast<const uint8_t*>(at(n.inputs[0]))};
+  st->qcat_dst = {static_cast<uint8_t*>(at(n.outputs[0]))};
+  st->count = x.numel();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,
@@ -232,6 +250,10 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
   if (n.op == ir::Op::Add && u8_out && n.attrs.count("q_a_scale")) {
     *handled = true;
     return prepare_qadd(g, n, at, st);
+  }
+  if (n.op == ir::Op::Lut && ins && u8_out && n.inputs.size() == 1 && g.t(n.inputs[0]).dtype == DType::u8) {
+    *handled = true;
+    return prepare_qlut(g, n, at, st);
   }
   if (n.op == ir::Op::Concat && u8_out && n.attrs.count("q_scales")) {
     *handled = true;

@@ -179,6 +179,7 @@ Status Session::execute() {
       case Step::qadd:
         st->qelt_k->add(st->qadd_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
         break;
+      case Step::qlut: st->qlut_k->apply(st->lut.data(), st->qcat_src[0], st->qcat_dst[0], st->count, pool_.get()); break;
       case Step::qconcat:
         for (std::size_t k = 0; k < st->qcat.size(); ++k)
           st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
@@ -271,6 +272,7 @@ std::vector<Session::StepProfile> Session::profile() const {
                : st->qpool_k ? st->qpool_k->name
                : st->quant_k ? st->quant_k->name
                : st->qelt_k ? st->qelt_k->name
+               : st->qlut_k ? st->qlut_k->name
                : st->elt_k  ? st->elt_k->name
                : st->mm_k   ? st->mm_k->name
                : st->norm_k ? st->norm_k->name

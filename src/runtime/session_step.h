@@ -13,6 +13,7 @@
 #include "kernels/qconv/qconv.h"
 #include "kernels/qpool/qpool.h"
 #include "kernels/qeltwise/qeltwise.h"
+#include "kernels/qlut/qlut.h"
 #include "kernels/quant/quant.h"
 #include "kernels/reorder/shuffle.h"
 #include "runtime/session.h"
@@ -20,7 +21,7 @@
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, concat, shuffle };
+  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, qlut, concat, shuffle };
   Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   ir::Op op{};    // the plan's op, for profiles and errors (node.op may be the view's: Transpose)
@@ -39,6 +40,8 @@ struct Session::Step {
   std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice
   std::vector<const uint8_t*> qcat_src;
   std::vector<uint8_t*> qcat_dst;
+  const kernels::QLutKernel* qlut_k = nullptr;  // qlut: qcat_src[0] -> qcat_dst[0], count bytes
+  std::vector<uint8_t> lut;
   std::vector<const void*> cat_src;  // concat: the inputs, each input's row bytes, rows in count
   std::vector<int64_t> cat_bytes;
   std::vector<int64_t> cat_strides;  // a Slice's source row stride (empty for Concat)
@@ -73,7 +76,7 @@ struct Session::Step {
   int64_t runs = 0;
 };
 
-// Prepares `st` when `n` is an int8 convolution, a uint8 pool or a per-tensor
+// Prepares `st` when `n` is an int8 convolution, a uint8 pool, add, concat or table, or a per-tensor
 // QuantizeLinear / DequantizeLinear the kernels run (*handled then; errors name what in the
 // plan does not fit); `at` resolves a tensor id to its memory. Grows *workspace as needed.
 Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,

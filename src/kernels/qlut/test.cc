@@ -1,0 +1,48 @@
+// Every uint8 table kernel in qlut.inc against the scalar reference, for equality: every byte
+// value, ragged lengths (vector tails), in place, and a split over the pool.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <vector>
+
+#include "base/cpu.h"
+#include "base/threadpool.h"
+#include "kernels/qlut/qlut.h"
+
+namespace systolic::kernels {
+namespace {
+
+TEST(QLut, EveryKernelMatchesTheReference) {
+  std::mt19937 rng(11);
+  ThreadPool pool = make_thread_pool(2);
+  std::size_t count;
+  const QLutKernel* all = qlut_kernels(&count);
+  std::set<std::string> ran;
+  uint8_t table[256];
+  for (auto& v : table) v = uint8_t(rng());
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{31}, int64_t{32}, int64_t{33}, int64_t{63}, int64_t{64}, int64_t{65},
+                    int64_t{256}, int64_t{1000}, 3 * kQLutBlock + 77}) {
+    std::vector<uint8_t> x(n), want(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = n == 256 ? uint8_t(i) : uint8_t(rng());  // n=256: every value once
+    qlut_n(table, x.data(), want.data(), n);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(want[i], table[x[i]]);
+    for (std::size_t k = 0; k < count; ++k) {
+      if (!all[k].accepts(host_cpu(), nullptr)) continue;
+      std::vector<uint8_t> got(n + 1, 0xEE);
+      all[k].apply(table, x.data(), got.data(), n, pool.get());
+      EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.begin() + n), want) << all[k].name << " n=" << n;
+      EXPECT_EQ(got[n], 0xEE) << all[k].name << " wrote past the end, n=" << n;
+      std::vector<uint8_t> inplace = x;
+      all[k].apply(table, inplace.data(), inplace.data(), n, pool.get());
+      EXPECT_EQ(inplace, want) << all[k].name << " in place, n=" << n;
+      ran.insert(all[k].name);
+    }
+  }
+  EXPECT_TRUE(ran.count("qlut_u8_ref"));
+  if (host_cpu().avx2) EXPECT_TRUE(ran.count("qlut_u8_avx2"));
+  if (host_cpu().has_avx512() && host_cpu().avx512vbmi) EXPECT_TRUE(ran.count("qlut_u8_avx512vbmi"));
+}
+
+}  // namespace
+}  // namespace systolic::kernels
