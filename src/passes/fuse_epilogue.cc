@@ -101,6 +101,13 @@ Status fuse_epilogue(ir::Graph& g, PassContext& ctx) {
       // exp (EfficientNet-B0 int8 at batch 16: 144 ms against 37 with the separate step).
       if (act == Act::silu && ctx.precision == Precision::int8) continue;
       const int t = n.inputs[0], p = producers[t];
+      // Between two uint8 grids a float-only activation is a table (int8_tables): a calibrated
+      // int8 plan keeps it apart where the conv's own output was measured, and so does the
+      // calibration plan, which measures it.
+      const bool clamp = act == Act::relu || act == Act::clip;
+      if (!clamp && (!ctx.fuse_residual || (ctx.precision == Precision::int8 && ctx.activation_quant &&
+                                            ctx.activation_quant->count(g.t(t).name))))
+        continue;
       if (p < 0 || g.nodes[p].op != ir::Op::Conv || g.nodes[p].has("act")) continue;
       if (consumers[t].size() != 1 || g.is_graph_output(t)) continue;
       ir::Node& conv = g.nodes[p];

@@ -102,23 +102,26 @@ TEST(LowerInt8, CalibratedResidualBlockRunsInInt8) {
   EXPECT_GT(cosine(got, want), 0.999);
 }
 
-// A calibrated model's SiLU (Sigmoid and Mul) between two convs: one uint8 table from the
-// first conv's output grid to the SiLU's (int8_tables), no float pass left between them.
-TEST(LowerInt8, CalibratedSiluBecomesATable) {
-  GraphBuilder b;
-  const int x = b.input("x", {2, 8, 10, 10});
-  const int c = b.node(Op::Conv, {x, b.weights("w1", {16, 8, 3, 3}), b.weights("b1", {16})})[0];
-  b.last().set_ints("pads", {1, 1, 1, 1});
-  const int s = b.node(Op::Mul, {c, b.node(Op::Sigmoid, {c})[0]})[0];
-  const int y = b.node(Op::Conv, {s, b.weights("w2", {8, 16, 1, 1}), b.weights("b2", {8})})[0];
-  b.output(y);
-  auto p8 = compile_int8(b.g);
-  EXPECT_EQ(count_int8_convs(*p8), 2);
-  EXPECT_EQ(count_ops(p8->graph, Op::Lut), 1) << p8->kernel_log;
-  EXPECT_EQ(count_ops(p8->graph, Op::QuantizeLinear), 1) << p8->kernel_log;  // the float input only
-  EXPECT_EQ(count_ops(p8->graph, Op::DequantizeLinear), 0) << p8->kernel_log;
-  const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
-  EXPECT_GT(cosine(got, want), 0.999);
+// A calibrated model's SiLU (Sigmoid and Mul) or HardSwish between two convs: one uint8 table
+// from the first conv's output grid to the activation's (int8_tables; the calibration measured
+// the conv's own output), no float pass left between them.
+TEST(LowerInt8, CalibratedSiluAndHardSwishBecomeTables) {
+  for (Op act : {Op::Sigmoid, Op::HardSwish}) {
+    GraphBuilder b;
+    const int x = b.input("x", {2, 8, 10, 10});
+    const int c = b.node(Op::Conv, {x, b.weights("w1", {16, 8, 3, 3}), b.weights("b1", {16})})[0];
+    b.last().set_ints("pads", {1, 1, 1, 1});
+    const int s = act == Op::Sigmoid ? b.node(Op::Mul, {c, b.node(Op::Sigmoid, {c})[0]})[0] : b.node(act, {c})[0];
+    const int y = b.node(Op::Conv, {s, b.weights("w2", {8, 16, 1, 1}), b.weights("b2", {8})})[0];
+    b.output(y);
+    auto p8 = compile_int8(b.g);
+    EXPECT_EQ(count_int8_convs(*p8), 2);
+    EXPECT_EQ(count_ops(p8->graph, Op::Lut), 1) << p8->kernel_log;
+    EXPECT_EQ(count_ops(p8->graph, Op::QuantizeLinear), 1) << p8->kernel_log;  // the float input only
+    EXPECT_EQ(count_ops(p8->graph, Op::DequantizeLinear), 0) << p8->kernel_log;
+    const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
+    EXPECT_GT(cosine(got, want), 0.999) << ir::op_name(act);
+  }
 }
 
 TEST(LowerInt8, UnfusedAddAndConcatRunOnUint8) {

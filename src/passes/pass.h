@@ -34,9 +34,10 @@ struct PassContext {
   // int8 from a float model: quantization of activations by tensor name (from calibration).
   const std::map<std::string, ir::QuantParams>* activation_quant = nullptr;
   std::set<std::string> keep_fp32;  // node names the int8 lowering leaves in float
-  // false: residual Adds stay separate nodes, and so do SiLU's Sigmoid and Mul and the Concat
-  // before a channel shuffle (a calibration plan measures the conv's own output, the sigmoid's
-  // and the Concat's too, which a QDQ export and the int8 Concat quantize).
+  // false: residual Adds stay separate nodes, and so do SiLU's Sigmoid and Mul, a conv's
+  // float-only activation (HardSwish: int8 plans make it a table) and the Concat before a
+  // channel shuffle (a calibration plan measures the conv's own output, the sigmoid's and the
+  // Concat's too, which a QDQ export and the int8 Concat quantize).
   bool fuse_residual = true;
   // Set by fold_qdq when the model carries its own activation quantization: every quantized
   // tensor is then rounded to its grid, as the model specifies, even between float ops.
