@@ -40,7 +40,9 @@ bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
 // out the same in either order, so it needs no reorder (SE blocks, per-channel scales). So is
 // [N,C,1,1], one value per image and channel: a batch's squeeze-excitation gates.
 bool per_channel(const ir::Tensor& small, const ir::Tensor& big) {
-  if (big.shape.size() != 4 || small.dtype != ir::DType::f32 || small.shape == big.shape) return false;
+  if (big.shape.size() != 4 || (small.dtype != ir::DType::f32 && small.dtype != ir::DType::u8) ||
+      small.shape == big.shape)
+    return false;
   const int64_t c = big.shape[1];
   return small.shape == ir::Shape{1, c, 1, 1} || small.shape == ir::Shape{c, 1, 1} ||
          small.shape == ir::Shape{big.shape[0], c, 1, 1};

@@ -90,6 +90,7 @@ struct Lowering {
       if (is_passthrough(g, n) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
         return true;
       if (n.op == Op::Lut && lut_int8(n)) return true;
+      if (n.op == Op::Mul && gate_int8(n, t)) return true;
     }
     return false;
   }
@@ -115,6 +116,39 @@ struct Lowering {
   bool lut_int8(const ir::Node& n) const {
     return n.inputs.size() == 1 && n.outputs.size() == 1 && n.outputs[0] >= 0 && quantized(n.outputs[0]) &&
            !g.is_graph_output(n.outputs[0]) && (quantized(n.inputs[0]) || is_u8(n.inputs[0]));
+  }
+
+  // A Mul of a 4-D tensor by one value per image and channel (a squeeze-excitation gate), all
+  // three quantized (or about to be: `assumed`): runs on uint8. Returns the big operand's side.
+  int gate_side(const ir::Node& n, int assumed = -1) const {
+    if (n.op != Op::Mul || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return -1;
+    const int y = n.outputs[0];
+    if (!quantized(y) || g.is_graph_output(y) || ctx.keep_fp32.count(n.name) || g.t(y).shape.size() != 4) return -1;
+    for (int in : n.inputs)
+      if (in < 0 || g.t(in).is_const() || !(in == assumed || quantized(in) || is_u8(in))) return -1;
+    const ir::Shape& ys = g.t(y).shape;
+    for (int side = 0; side < 2; ++side) {
+      const ir::Shape& gs = g.t(n.inputs[1 - side]).shape;
+      if (g.t(n.inputs[side]).shape == ys &&
+          (gs == ir::Shape{ys[0], ys[1], 1, 1} || gs == ir::Shape{1, ys[1], 1, 1} || gs == ir::Shape{ys[1], 1, 1}))
+        return side;
+    }
+    return -1;
+  }
+  bool gate_int8(const ir::Node& n, int assumed = -1) const { return gate_side(n, assumed) >= 0; }
+
+  // y = x * gate in the output's units (kernels/qeltwise scale): input 0 the tensor, 1 the gate.
+  void lower_gate(ir::Node& n) {
+    const int side = gate_side(n);
+    const int x = n.inputs[side], gate = n.inputs[1 - side];
+    const ir::QuantParams qx = g.t(x).quant, qg = g.t(gate).quant, qy = g.t(n.outputs[0]).quant;
+    n.set_f("q_g_scale", qg.scale[0]);
+    n.set_i("q_g_zp", qg.zero_point[0]);
+    n.set_f("q_ratio", qx.scale[0] / qy.scale[0]);
+    n.set_i("q_x_zp", qx.zero_point[0]);
+    n.set_i("q_zp", qy.zero_point[0]);
+    n.inputs = {as_u8(x), as_u8(gate)};
+    make_u8(n.outputs[0], qy);
   }
 
   int scalar(const std::string& name, DType dt, double v) {
@@ -453,6 +487,12 @@ struct Lowering {
                                                                           [&](int in) { return is_u8(in); }))) {
         if (n.op == Op::Add) lower_add(n);
         else lower_concat(n);
+        ++eltwise;
+        out.push_back(std::move(n));
+        continue;
+      } else if (n.op == Op::Mul && gate_int8(n) &&
+                 (ctx.qdq_model || wants_u8(n.outputs[0]) || is_u8(n.inputs[0]) || is_u8(n.inputs[1]))) {
+        lower_gate(n);
         ++eltwise;
         out.push_back(std::move(n));
         continue;

@@ -148,6 +148,38 @@ TEST(LowerInt8, UnfusedAddAndConcatRunOnUint8) {
   EXPECT_GT(cosine(run_program(p8, b.g), run_graph(b.g, false)), 0.999);
 }
 
+// A QDQ squeeze-excitation block (EfficientNet's, MobileNetV3's): the gate (pool, 1x1 conv,
+// sigmoid) multiplies the tensor per image and channel on uint8 (kernels/qeltwise scale), NHWC
+// with no reorder, and computes the model's values.
+TEST(LowerInt8, QdqSqueezeExcitationGateRunsOnUint8) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 8, 6, 6});
+  int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  c = qdq(b, c, 0.03f, 120, "c");
+  const int pooled = qdq(b, b.node(Op::GlobalAveragePool, {c})[0], 0.01f, 100, "p");
+  const int fc = qdq(b, b.node(Op::Conv, {pooled, int8_weights(b, "fc", {16, 16, 1, 1}, {0.01f})})[0], 0.05f, 128, "fc");
+  const int gate = qdq(b, b.node(Op::Sigmoid, {fc})[0], 1.f / 255.f, 0, "gate");
+  const int y = qdq(b, b.node(Op::Mul, {c, gate}, 1, "se")[0], 0.02f, 110, "y");
+  b.output(b.node(Op::Exp, {y})[0]);
+  auto p = compile_given(b.g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_ops((*p)->graph, Op::Reorder), 1) << (*p)->kernel_log;  // the float output only
+  auto s = runtime::Session::create(*p);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  int gates = 0;
+  for (const auto& l : (*s)->profile()) gates += l.op == "Mul" && l.kernel.rfind("qeltwise_", 0) == 0;
+  EXPECT_EQ(gates, 1);
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  int equal = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 0.0203 * want[i]) << i;  // at most one grid step apart (a near tie)
+    equal += got[i] == want[i];
+  }
+  EXPECT_GT(equal, int(got.size()) * 9 / 10);
+}
+
 // ShuffleNet's block in int8: the channel halving (Slice) and the shuffle pass uint8 values
 // through with their input's quantization; the Concat before the shuffle stays (it requantizes),
 // so no Quantize or Dequantize step remains between the convs.

@@ -209,6 +209,32 @@ Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::functio
   return Status::Ok();
 }
 
+// A uint8 Mul of a 4-D tensor (input 0) by a gate per image and channel (input 1), lower_int8.
+Status prepare_qscale(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
+  st->kind = Session::Step::qscale;
+  st->qelt_k = kernels::qeltwise_select(host_cpu());
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& gate = g.t(n.inputs[1]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (y.shape.size() != 4 || x.dtype != DType::u8 || gate.dtype != DType::u8 || x.numel() != y.numel() ||
+      x.layout != y.layout || (gate.numel() != y.shape[0] * y.shape[1] && gate.numel() != y.shape[1]))
+    return Err("plan is corrupt: uint8 Mul %s does not match its tensors", n.name.c_str());
+  if (!u8_zero_point(n.i("q_g_zp", 0)) || !u8_zero_point(n.i("q_x_zp", 0)) || !u8_zero_point(n.i("q_zp", 0)))
+    return Err("plan is corrupt: uint8 Mul %s has a zero point outside uint8", n.name.c_str());
+  kernels::QScaleParams& p = st->qscale_p;
+  p.n = y.shape[0], p.c = y.shape[1], p.hw = y.shape[2] * y.shape[3];
+  p.nhwc = y.layout == ir::Layout::nhwc;
+  p.gate_per_image = gate.numel() == p.n * p.c;
+  p.g_scale = n.f("q_g_scale", 1.f);
+  p.ratio = n.f("q_ratio", 1.f);
+  p.g_zp = static_cast<int32_t>(n.i("q_g_zp", 0));
+  p.x_zp = static_cast<int32_t>(n.i("q_x_zp", 0));
+  p.y_zp = static_cast<int32_t>(n.i("q_zp", 0));
+  st->qcat_src = {static_cast<const uint8_t*>(at(n.inputs[0])), static_cast<const uint8_t*>(at(n.inputs[1]))};
+  st->qcat_dst = {static_cast<uint8_t*>(at(n.outputs[0]))};
+  return Status::Ok();
+}
+
 // A table between two uint8 grids (passes/int8_tables.cc), element-wise in either layout.
 Status prepare_qlut(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
   st->kind = Session::Step::qlut;
@@ -250,6 +276,10 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
   if (n.op == ir::Op::Add && u8_out && n.attrs.count("q_a_scale")) {
     *handled = true;
     return prepare_qadd(g, n, at, st);
+  }
+  if (n.op == ir::Op::Mul && ins && u8_out && n.inputs.size() == 2 && n.attrs.count("q_g_scale")) {
+    *handled = true;
+    return prepare_qscale(g, n, at, st);
   }
   if (n.op == ir::Op::Lut && ins && u8_out && n.inputs.size() == 1 && g.t(n.inputs[0]).dtype == DType::u8) {
     *handled = true;

@@ -179,6 +179,9 @@ Status Session::execute() {
       case Step::qadd:
         st->qelt_k->add(st->qadd_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
         break;
+      case Step::qscale:
+        st->qelt_k->scale(st->qscale_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
+        break;
       case Step::qlut: st->qlut_k->apply(st->lut.data(), st->qcat_src[0], st->qcat_dst[0], st->count, pool_.get()); break;
       case Step::qconcat:
         for (std::size_t k = 0; k < st->qcat.size(); ++k)

@@ -21,7 +21,7 @@
 namespace systolic::runtime {
 
 struct Session::Step {
-  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, qlut, concat, shuffle };
+  enum Kind { conv, pool, reorder, eltwise, matmul, norm, interp, qconv, qpool, quantize, dequantize, qadd, qconcat, qlut, qscale, concat, shuffle };
   Kind kind = interp;
   ir::Node node;  // copy: the interpreter may see a physical (NHWC) view of it
   ir::Op op{};    // the plan's op, for profiles and errors (node.op may be the view's: Transpose)
@@ -37,6 +37,7 @@ struct Session::Step {
   const kernels::QuantKernel* quant_k = nullptr;  // qconv: rounds its float output (q_scale, q_zp, count)
   const kernels::QEltwiseKernel* qelt_k = nullptr;
   kernels::QAddParams qadd_p;
+  kernels::QScaleParams qscale_p;  // qscale: qcat_src[0] times the gate qcat_src[1] -> qcat_dst[0]
   std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice
   std::vector<const uint8_t*> qcat_src;
   std::vector<uint8_t*> qcat_dst;
@@ -76,7 +77,7 @@ struct Session::Step {
   int64_t runs = 0;
 };
 
-// Prepares `st` when `n` is an int8 convolution, a uint8 pool, add, concat or table, or a per-tensor
+// Prepares `st` when `n` is an int8 convolution, a uint8 pool, add, concat, gate or table, or a per-tensor
 // QuantizeLinear / DequantizeLinear the kernels run (*handled then; errors name what in the
 // plan does not fit); `at` resolves a tensor id to its memory. Grows *workspace as needed.
 Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at,

@@ -1,6 +1,8 @@
 // Reference uint8 add and requantizing copy (scalar), and the kernel list with its dispatch.
+#include <algorithm>
 #include <cmath>
 #include <span>
+#include <vector>
 
 #include "base/threadpool.h"
 #include "kernels/qeltwise/qeltwise.h"
@@ -24,6 +26,37 @@ void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n
   }
 }
 
+float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int64_t c) {
+  const uint8_t v = g[(p.gate_per_image ? i * p.c : 0) + c];
+  return ((static_cast<float>(v) - static_cast<float>(p.g_zp)) * p.g_scale) * p.ratio;
+}
+
+void qscale_n(const QScaleParams& p, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n) {
+  const float lo = static_cast<float>(-p.y_zp), hi = static_cast<float>(255 - p.y_zp);
+  for (int64_t k = 0; k < n; ++k) {
+    const float t = (static_cast<float>(x[k]) - static_cast<float>(p.x_zp)) * (m ? m[k] : m0);
+    y[k] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(std::fmin(std::fmax(t, lo), hi))) + p.y_zp);
+  }
+}
+
+void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool,
+                 void (*row)(const QScaleParams&, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n)) {
+  std::vector<float> m(static_cast<std::size_t>(p.n * p.c));
+  for (int64_t i = 0; i < p.n; ++i)
+    for (int64_t c = 0; c < p.c; ++c) m[i * p.c + c] = qscale_multiplier(p, g, i, c);
+  // A pool task takes about 16K bytes of rows (one pixel's channels are a short row).
+  const int64_t cols = p.nhwc ? p.c : p.hw, rows = p.nhwc ? p.n * p.hw : p.n * p.c;
+  const int64_t per_task = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(cols, 1));
+  pthreadpool_parallelize_1d(pool, [&](std::size_t t) {
+    const int64_t r1 = std::min(rows, (int64_t(t) + 1) * per_task);
+    for (int64_t r = int64_t(t) * per_task; r < r1; ++r) {
+      const int64_t at = r * cols;
+      if (p.nhwc) row(p, x + at, m.data() + (r / p.hw) * p.c, 0.f, y + at, cols);
+      else row(p, x + at, nullptr, m[r], y + at, cols);
+    }
+  }, std::size_t((rows + per_task - 1) / per_task), kPoolFlags);
+}
+
 namespace {
 
 constexpr int64_t kBlock = 1 << 16;
@@ -43,9 +76,13 @@ void ref_requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadp
   }, std::size_t(p.rows), kPoolFlags);
 }
 
+void ref_scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {
+  qscale_rows(p, x, g, y, pool, qscale_n);
+}
+
 }  // namespace
 
-extern const QEltwiseKernel qeltwise_u8_ref = {"qeltwise_u8_ref", ref_accepts, ref_add, ref_requant};
+extern const QEltwiseKernel qeltwise_u8_ref = {"qeltwise_u8_ref", ref_accepts, ref_add, ref_requant, ref_scale};
 
 #define SYSTOLIC_QELTWISE_KERNEL(k) extern const QEltwiseKernel k;
 #include "kernels/qeltwise/qeltwise.inc"

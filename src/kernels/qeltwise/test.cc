@@ -65,5 +65,46 @@ TEST(QEltwise, EveryKernelMatchesTheReference) {
     }
 }
 
+// scale: a squeeze-excitation gate per image and channel (or shared), NHWC and plain, ragged
+// channel counts (vector tails), against the scalar form row by row.
+TEST(QEltwise, ChannelScaleMatchesTheReference) {
+  std::mt19937 rng(9);
+  ThreadPool pool = make_thread_pool(2);
+  std::size_t count;
+  const QEltwiseKernel* all = qeltwise_kernels(&count);
+  std::set<std::string> ran;
+  for (int64_t c : {3, 8, 21, 96})
+    for (bool nhwc : {true, false})
+      for (bool per_image : {true, false})
+        for (int zp : {0, 128, 255}) {
+          QScaleParams p;
+          p.n = 2, p.hw = 13, p.c = c, p.nhwc = nhwc, p.gate_per_image = per_image;
+          p.g_scale = 1.f / 255.f, p.g_zp = zp == 128 ? 0 : 3, p.ratio = zp == 0 ? 0.7f : 2.3f;
+          p.x_zp = zp, p.y_zp = 128 - (zp - 128) / 4;
+          const int64_t total = p.n * p.hw * c;
+          std::vector<uint8_t> x(total), g((per_image ? p.n : 1) * c), want(total);
+          for (auto& v : x) v = uint8_t(rng());
+          for (auto& v : g) v = uint8_t(rng());
+          for (int64_t i = 0; i < p.n; ++i)
+            for (int64_t ch = 0; ch < c; ++ch)
+              for (int64_t q = 0; q < p.hw; ++q) {
+                const int64_t at = nhwc ? (i * p.hw + q) * c + ch : (i * c + ch) * p.hw + q;
+                qscale_n(p, &x[at], nullptr, qscale_multiplier(p, g.data(), i, ch), &want[at], 1);
+              }
+          int saturated = 0;
+          for (uint8_t v : want) saturated += v == 0 || v == 255;
+          EXPECT_LT(saturated, total) << "every value saturates: the test would not see the arithmetic";
+          for (std::size_t k = 0; k < count; ++k) {
+            if (!all[k].accepts(host_cpu(), nullptr)) continue;
+            std::vector<uint8_t> got(total, 0xEE);
+            all[k].scale(p, x.data(), g.data(), got.data(), pool.get());
+            EXPECT_EQ(got, want) << all[k].name << " c=" << c << " nhwc=" << nhwc << " zp=" << zp;
+            ran.insert(all[k].name);
+          }
+        }
+  for (std::size_t k = 0; k < count; ++k)
+    if (all[k].accepts(host_cpu(), nullptr)) EXPECT_TRUE(ran.count(all[k].name)) << all[k].name;
+}
+
 }  // namespace
 }  // namespace systolic::kernels
