@@ -15,6 +15,8 @@
 namespace systolic::quantize {
 namespace {
 
+constexpr int64_t kBatchMark = 3;
+
 using ir::DType;
 using ir::Op;
 
@@ -100,10 +102,30 @@ int quantize_bias(ir::Graph& g, std::vector<ir::Node>* pre, int b, float sx, con
   return out;
 }
 
-}  // namespace
+// Reshapes whose folded target starts with the batch (`mark`), from a tensor that does too,
+// copy it from their input instead (ONNX's 0). False when another constant shape starts with
+// it: that one may have come from the batch, and a file with a symbolic batch cannot hold it.
+bool unbind_batch(ir::Graph& g, int64_t mark) {
+  for (ir::Node& n : g.nodes) {
+    const bool shaping = n.op == Op::Reshape || n.op == Op::Expand || n.op == Op::Tile || n.op == Op::ConstantOfShape;
+    const int s = n.op == Op::ConstantOfShape ? n.in(0) : n.in(1);
+    if (!shaping || s < 0 || !g.t(s).is_const() || g.t(s).dtype != DType::i64 || g.t(s).numel() < 1) continue;
+    const int64_t* v = g.t(s).as<int64_t>();
+    if (v[0] != mark) continue;
+    const int x = n.in(0);
+    if (n.op != Op::Reshape || x < 0 || g.t(x).shape.empty() || g.t(x).shape[0] != mark || n.i("allowzero", 0) != 0)
+      return false;
+    std::vector<int64_t> shape(v, v + g.t(s).numel());
+    shape[0] = 0;
+    n.inputs[1] = g.add_const_i64(g.fresh_name(g.t(s).name + "_batch_free"), g.t(s).shape, shape);
+  }
+  return true;
+}
 
-Status export_qdq(const std::string& model_path, const QuantMap& ranges, const QdqExportOptions& o,
-                  onnx::ModelProto* out, QdqExportStats* stats) {
+// One attempt: `mark` binds a symbolic batch to kBatchMark and writes it back symbolic (false
+// in *batch_free when the graph's constant shapes do not allow it), else to 1, declared so.
+Status export_at(const std::string& model_path, const QuantMap& ranges, const QdqExportOptions& o,
+                 onnx::ModelProto* out, QdqExportStats* stats, bool mark, bool* batch_free) {
   auto imported = frontend::import_onnx_file(model_path);
   if (!imported.ok()) return imported.status();
   ir::Graph g = std::move(*imported);
@@ -113,12 +135,32 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
   for (int id : g.outputs)
     if (g.t(id).shape_known) eo.io_shapes[g.t(id).name] = g.t(id).shape;
   passes::PassContext ctx;
-  ctx.batch = 1;
+  // A symbolic batch is bound to an odd size while shape sub-graphs fold, so the Reshapes that
+  // carry it can be told apart and written batch-free below (a file folded at batch 1 would
+  // declare a symbolic batch and then reshape to 1: ShuffleNet's channel shuffle).
+  bool symbolic_batch = false;
+  for (int id : g.inputs)
+    symbolic_batch |= g.t(id).shape_known && !g.t(id).shape.empty() && g.t(id).shape[0] < 0 &&
+                      !o.input_shapes.count(g.t(id).name);
+  mark = mark && symbolic_batch;
+  ctx.batch = mark ? kBatchMark : 1;
+  if (symbolic_batch && !mark)
+    for (int id : g.inputs)
+      if (!eo.io_shapes[g.t(id).name].empty() && eo.io_shapes[g.t(id).name][0] < 0) eo.io_shapes[g.t(id).name][0] = 1;
   ctx.input_shapes = o.input_shapes;
   for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
                     passes::dead_code_elimination, passes::fold_batchnorm})
     SYSTOLIC_RETURN_IF_ERROR(pass(g, ctx));
-  for (int id : g.outputs) eo.io_shapes.emplace(g.t(id).name, g.t(id).shape);
+  for (int id : g.outputs) {
+    ir::Shape shape = g.t(id).shape;
+    if (mark && !shape.empty() && shape[0] == kBatchMark) shape[0] = -1;
+    if (symbolic_batch && !mark && !eo.io_shapes[g.t(id).name].empty()) eo.io_shapes[g.t(id).name][0] = shape[0];
+    eo.io_shapes.emplace(g.t(id).name, shape);
+  }
+  if (mark && !unbind_batch(g, kBatchMark)) {
+    *batch_free = false;
+    return Status::Ok();
+  }
   // Bound symbolic dims: the file takes the sizes calibration ran at, inputs and outputs alike
   // (a dim derived from a bound one has no name of its own to keep).
   if (!o.input_shapes.empty())
@@ -240,8 +282,19 @@ Status export_qdq(const std::string& model_path, const QuantMap& ranges, const Q
   g.nodes = std::move(result);
   for (ir::Tensor& t : g.tensors) t.quant = {};
   SYSTOLIC_RETURN_IF_ERROR(ir::verify(g));
+  st.batch_fixed = symbolic_batch && !mark;
   if (stats) *stats = st;
   return frontend::export_onnx(g, eo, out);
+}
+
+}  // namespace
+
+Status export_qdq(const std::string& model_path, const QuantMap& ranges, const QdqExportOptions& o,
+                  onnx::ModelProto* out, QdqExportStats* stats) {
+  bool batch_free = true;
+  SYSTOLIC_RETURN_IF_ERROR(export_at(model_path, ranges, o, out, stats, true, &batch_free));
+  if (batch_free) return Status::Ok();
+  return export_at(model_path, ranges, o, out, stats, false, &batch_free);
 }
 
 }  // namespace systolic::quantize

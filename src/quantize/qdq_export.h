@@ -28,6 +28,9 @@ struct QdqExportOptions {
 struct QdqExportStats {
   int activations = 0;  // Q/DQ pairs written
   int weights = 0;      // weight tensors written as int8
+  // The model's batch is symbolic but a constant shape computed from it (other than a
+  // Reshape's) could not be written without it: the file's batch is fixed to 1.
+  bool batch_fixed = false;
 };
 
 // `ranges` are calibration results by tensor name (calibration_options() with residual

@@ -1,6 +1,7 @@
 // QDQ export: biases are int32 in units of the input's scale times each channel's weight scale,
 // never clamped (where the input's range is tiny, the channel's weight scale widens so the bias
-// stays what the float model has); sums a normalization reads stay float.
+// stays what the float model has); sums a normalization reads stay float; a symbolic batch stays
+// symbolic where the model's shape arithmetic allows.
 #include "quantize/qdq_export.h"
 
 #include <gtest/gtest.h>
@@ -96,6 +97,82 @@ std::vector<float> written_bias(float range, std::vector<int32_t>* q) {
   std::vector<float> b;
   for (std::size_t i = 0; i < q->size(); ++i) b.push_back(float((*q)[i]) * s[i]);
   return b;
+}
+
+// input [N,2,4,4] -> Reshape to [N, 2, 16] with the target computed from Shape(input); with
+// `constant_of_shape`, also a ConstantOfShape of that target (an output computed from N).
+std::string batch_reshape(const std::string& path, bool constant_of_shape) {
+  onnx::ModelProto m;
+  auto* g = with_input(&m);
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  auto i64 = [&](const char* name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t x : v) t->add_int64_data(x);
+  };
+  i64("zero", {}, {0});
+  i64("axes", {1}, {0});
+  i64("rest", {2}, {2, 16});
+  auto node = [&](const char* op, std::vector<const char*> in, const char* out) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(out);
+    for (const char* i : in) n->add_input(i);
+    n->add_output(out);
+    return n;
+  };
+  node("Shape", {"input"}, "s");
+  auto* gather = node("Gather", {"s", "zero"}, "n");
+  gather->add_attribute()->set_name("axis");
+  gather->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+  gather->mutable_attribute(0)->set_i(0);
+  node("Unsqueeze", {"n", "axes"}, "n1");
+  auto* cat = node("Concat", {"n1", "rest"}, "target");
+  cat->add_attribute()->set_name("axis");
+  cat->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+  cat->mutable_attribute(0)->set_i(0);
+  node("Reshape", {"input", "target"}, "y");
+  g->add_output()->set_name("y");
+  if (constant_of_shape) {
+    node("ConstantOfShape", {"target"}, "z");
+    g->add_output()->set_name("z");
+  }
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  return path;
+}
+
+TEST(QdqExport, ASymbolicBatchStaysSymbolicThroughAReshape) {
+  for (bool fixed : {false, true}) {
+    const std::string path = batch_reshape(scratch_dir("qdq_export") + "/reshape.onnx", fixed);
+    quantize::QuantMap ranges;
+    ranges["input"] = quantize::uint8_params(-1.f, 1.f);
+    onnx::ModelProto m;
+    quantize::QdqExportStats st;
+    Status s = quantize::export_qdq(path, ranges, {}, &m, &st);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(st.batch_fixed, fixed);
+    const auto& dim0 = m.graph().input(0).type().tensor_type().shape().dim(0);
+    EXPECT_EQ(dim0.has_dim_param(), !fixed);
+    if (fixed) EXPECT_EQ(dim0.dim_value(), 1);
+    auto init = initializers(m);
+    int reshapes = 0;
+    for (const auto& n : m.graph().node())
+      if (n.op_type() == "Reshape") {
+        ++reshapes;
+        ASSERT_TRUE(init.count(n.input(1))) << n.input(1);
+        const onnx::TensorProto& t = *init[n.input(1)];
+        std::vector<int64_t> v(t.int64_data().begin(), t.int64_data().end());
+        if (v.empty()) {
+          v.resize(t.raw_data().size() / 8);
+          std::memcpy(v.data(), t.raw_data().data(), v.size() * 8);
+        }
+        // Batch-free, the leading dim is copied from the input (0); fixed, it is 1.
+        EXPECT_EQ(v, (std::vector<int64_t>{fixed ? 1 : 0, 2, 16}));
+      }
+    EXPECT_EQ(reshapes, 1);
+  }
 }
 
 TEST(QdqExport, BiasIsInt32InTheInputTimesWeightScale) {

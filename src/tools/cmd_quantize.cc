@@ -97,6 +97,9 @@ void register_quantize(CLI::App& app) {
         return fail(s);
       std::printf("wrote %s: QDQ ONNX, %d quantized activations, %d int8 weight tensors\n", out->c_str(),
                   st.activations, st.weights);
+      if (st.batch_fixed)
+        std::fprintf(stderr, "note: %s has batch 1: a shape the model computes from its batch size could not be "
+                     "written for any batch\n", out->c_str());
     }
     std::shared_ptr<const plan::Program> int8;
     if (!qdq || *report) {
