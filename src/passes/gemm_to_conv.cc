@@ -77,15 +77,19 @@ Status gemm_to_conv(ir::Graph& g, PassContext&) {
     g.t(wid).quant = wq;
     const int shape_in = g.add_const_i64(g.fresh_name(n.name + ".shape4"), {4}, {M, K, 1, 1});
     const int shape_out = g.add_const_i64(g.fresh_name(n.name + ".shape_out"), {static_cast<int64_t>(yshape.size())}, yshape);
+    // The views hold the same values as the MatMul's input and output: a QDQ model's
+    // quantization of those holds for them too (the int8 conv reads and writes uint8).
     ir::Tensor t4;
     t4.name = g.fresh_name(n.name + ".in4");
     t4.dtype = ir::DType::f32;
     t4.shape = {M, K, 1, 1};
     t4.shape_known = true;
-    const int a4 = g.add_tensor(t4);
+    t4.quant = g.t(n.inputs[0]).quant;
     ir::Tensor y4 = t4;
     y4.name = g.fresh_name(n.name + ".out4");
     y4.shape = {M, N, 1, 1};
+    y4.quant = g.t(result).quant;
+    const int a4 = g.add_tensor(t4);
     const int o4 = g.add_tensor(y4);
 
     ir::Node r1;

@@ -502,8 +502,11 @@ struct Lowering {
         ++tables;
         out.push_back(std::move(n));
         continue;
-      } else if (is_passthrough(g, n) && is_u8(n.inputs[0]) && !g.is_graph_output(n.outputs[0]) &&
-                 (n.outputs.size() == 1 || n.outputs[1] < 0) && wants_u8(n.outputs[0])) {
+      } else if (is_passthrough(g, n) && (is_u8(n.inputs[0]) || rounded.count(n.inputs[0])) &&
+                 !g.is_graph_output(n.outputs[0]) && (n.outputs.size() == 1 || n.outputs[1] < 0) &&
+                 wants_u8(n.outputs[0])) {
+        // A QDQ model's rounded float output (a LayerNorm's) is read as its uint8 form.
+        n.inputs[0] = as_u8(n.inputs[0]);
         const ir::QuantParams q = g.t(n.inputs[0]).quant;
         make_u8(n.outputs[0], q);
         out.push_back(std::move(n));
