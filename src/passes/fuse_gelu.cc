@@ -1,7 +1,7 @@
 // GELU fusion: exporters write GELU as x * 0.5 * (1 + Erf(x / sqrt(2))) (five nodes); this pass
 // makes it one Gelu node, and moves a Gelu that follows a Reshape of a conv's output (a
 // transformer's linear layer, gemm_to_conv.cc) before the Reshape, so that fuse_epilogue folds
-// it into the conv's epilogue.
+// it into the conv's epilogue (not where int8 makes it a table).
 #include <cmath>
 
 #include "passes/pass.h"
@@ -14,7 +14,7 @@ bool near(float v, double want) { return std::fabs(v - want) <= 1e-4 * std::fabs
 
 }  // namespace
 
-Status fuse_gelu(ir::Graph& g, PassContext&) {
+Status fuse_gelu(ir::Graph& g, PassContext& ctx) {
   auto consumers = g.consumers();
   auto producers = g.producers();
   // The single consumer of tensor `t` when it has exactly one and is no graph output.
@@ -80,6 +80,13 @@ Status fuse_gelu(ir::Graph& g, PassContext&) {
       continue;
     const int c = g.nodes[r].inputs[0], pc = producers[c];
     if (pc < 0 || g.nodes[pc].op != ir::Op::Conv || consumers[c].size() != 1 || g.is_graph_output(c)) continue;
+    // Where the GELU's input has a uint8 grid (a QDQ model's, a calibrated one's) it is a table
+    // between two grids in int8 (int8_tables), and a calibration plan measures that input.
+    const std::string& in = g.t(g.nodes[r].outputs[0]).name;
+    if (!ctx.fuse_residual || (ctx.precision == Precision::int8 &&
+                               (!g.t(g.nodes[r].outputs[0]).quant.empty() ||
+                                (ctx.activation_quant && ctx.activation_quant->count(in)))))
+      continue;
     ir::Tensor mid = g.t(c);
     mid.name = g.fresh_name(g.nodes[k].name);
     mid.data = nullptr;

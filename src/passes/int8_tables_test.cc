@@ -121,6 +121,29 @@ TEST(Int8Tables, DecomposedAndWholeHardSwishGiveTheSameTable) {
   EXPECT_LE(apart, 2);
 }
 
+// A transformer's linear layer (MatMul + bias, then GELU) with a grid on each side of the
+// GELU: the MatMul is an int8 conv writing uint8 through its reshape, the GELU a table.
+TEST(Int8Tables, QdqGeluAfterALinearLayerIsATable) {
+  GraphBuilder b;
+  const int x = qdq(b, b.input("x", {2, 9, 32}), 0.02f, 128, "x");
+  const int mm = b.node(Op::MatMul, {x, int8_weights(b, "w8", {32, 64}, {0.01f})})[0];
+  const int biased = qdq(b, b.node(Op::Add, {mm, b.weights("bias", {64})})[0], 0.02f, 100, "mm");
+  const int y = qdq(b, b.node(Op::Gelu, {biased}, 1, "gelu")[0], 0.01f, 20, "y");
+  b.output(b.node(Op::Exp, {y})[0]);
+  auto p = compile_int8_qdq(b.g);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const ir::Graph& pg = (*p)->graph;
+  EXPECT_EQ(count_ops(pg, Op::Lut), 1) << (*p)->kernel_log;
+  EXPECT_EQ(count_ops(pg, Op::Gelu), 0);
+  int int8_convs = 0;
+  for (const ir::Node& n : pg.nodes)
+    int8_convs += n.op == Op::Conv && pg.t(n.inputs[1]).dtype == DType::i8 && pg.t(n.outputs[0]).dtype == DType::u8;
+  EXPECT_EQ(int8_convs, 1) << (*p)->kernel_log;
+  // A near tie of the conv's requantization is one step (0.02) before the GELU, whose slope
+  // takes it past one step (0.01) after it.
+  expect_model_values(run_program(*p, b.g), run_graph(b.g, false), 0.0253f);
+}
+
 // No table: an output without a grid (float, read by a graph output), a clamp alone (the int8
 // conv's epilogue clamps), an operand that is not the same tensor (a squeeze-excitation gate).
 TEST(Int8Tables, WhatATableCannotHoldStaysAsItWas) {
