@@ -1,8 +1,32 @@
 // Dead-code elimination: drops nodes whose outputs nobody reads, and inference no-ops
-// (Identity, Dropout without a used mask) by rewiring their consumers to the input.
+// (Identity, Dropout without a used mask, a Pad of zeros) by rewiring their consumers to the
+// input.
 #include "passes/pass.h"
 
 namespace systolic::passes {
+
+namespace {
+
+// A Pad that adds nothing (every pad a constant 0: PyTorch's export of DenseNet's average
+// pools writes one) and keeps its input's quantization.
+bool zero_pad(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != ir::Op::Pad || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (!(y.quant.empty() || (y.quant.scale == x.quant.scale && y.quant.zero_point == x.quant.zero_point))) return false;
+  std::vector<int64_t> pads = n.ints("pads");
+  if (n.in(1) >= 0) {
+    const ir::Tensor& p = g.t(n.in(1));
+    if (!p.is_const() || p.dtype != ir::DType::i64) return false;
+    pads.assign(p.as<int64_t>(), p.as<int64_t>() + p.numel());
+  }
+  if (pads.empty() && n.in(1) < 0) return false;
+  for (int64_t v : pads)
+    if (v != 0) return false;
+  return true;
+}
+
+}  // namespace
 
 Status dead_code_elimination(ir::Graph& g, PassContext&) {
   // Bypass no-ops whose output is not a graph output.
@@ -14,7 +38,7 @@ Status dead_code_elimination(ir::Graph& g, PassContext&) {
     ir::Node& n = g.nodes[k];
     for (int& in : n.inputs)
       if (in >= 0) in = alias[in];
-    const bool noop = n.op == ir::Op::Identity ||
+    const bool noop = n.op == ir::Op::Identity || zero_pad(g, n) ||
                       (n.op == ir::Op::Dropout && (n.outputs.size() < 2 || n.outputs[1] < 0 ||
                                                    consumers[n.outputs[1]].empty()));
     if (noop && !g.is_graph_output(n.outputs[0]) &&

@@ -20,7 +20,7 @@
 // and past oc.
 //
 // Work is split into tasks of (image, output row, channel chunk). Within a task, 3x3 and 5x5
-// kernels with equal strides 1 or 2 and no dilation take a fast path: OX horizontally adjacent
+// kernels with equal strides 1 or 2 and no dilation, and unpadded 1x1, take a fast path: OX horizontally adjacent
 // outputs at once, each input column widened once and used by every output it feeds; rows cut
 // by the top or bottom pad read the pad bytes in place of the row (column stride 0), outputs
 // whose window leaves the image horizontally read them per tap. Other kernels and ragged
@@ -396,6 +396,8 @@ using RowFn = void (*)(const Ctx&, int, int, int, int);
 template <class T>
 RowFn row_fn(const ConvParams& p) {
   if (p.dh == 1 && p.dw == 1 && p.sh == p.sw && p.kh == p.kw) {
+    if (p.kh == 1 && p.sh == 1 && p.pad_t == 0 && p.pad_l == 0 && p.oh == p.ih && p.ow == p.iw)
+      return row_fast<T, 1, 1, 1>;  // a batch norm with no conv to fold into (DenseNet)
     if (p.kh == 3 && p.sh == 1) return row_fast<T, 3, 3, 1>;
     if (p.kh == 3 && p.sh == 2) return row_fast<T, 3, 3, 2>;
     if (p.kh == 5 && p.sh == 1) return row_fast<T, 5, 5, 1>;

@@ -426,6 +426,8 @@ TEST(QConvDepthwise, StridesPadsDilations) {
     check({1, c, 13, 13, c, 7, 7, 3, 1, 3, 3, 3, 3, c});  // 7x7 stride 3
     check({1, c, 2, 3, c, 3, 3, 1, 1, 1, 1, 1, 1, c});  // smaller than a tile
     check({2, c, 1, 1, c, 1, 1, 1, 1, 0, 0, 0, 0, c});  // 1x1
+    check({2, c, 7, 19, c, 1, 1, 1, 1, 0, 0, 0, 0, c});  // 1x1 over rows of whole tiles and a tail
+    check({1, c, 6, 6, c, 1, 1, 2, 1, 0, 0, 0, 0, c});  // 1x1 stride 2 (per pixel)
   }
 }
 
@@ -437,6 +439,7 @@ TEST(QConvDepthwise, ZeroPoints) {
       o.zp = zp;
       check({1, 40, 8, 9, 40, 3, 3, 1, 1, 1, 1, 1, 1, 40}, o, unsigned(zx * 7 + zp));
       check({2, 17, 9, 9, 17, 5, 5, 2, 1, 2, 2, 2, 2, 17}, o, unsigned(zx * 5 + zp));
+      check({1, 40, 5, 13, 40, 1, 1, 1, 1, 0, 0, 0, 0, 40}, o, unsigned(zx * 3 + zp));
     }
 }
 
@@ -453,6 +456,7 @@ TEST(QConvDepthwise, ResidualMidAndSlices) {
     check({2, 25, 9, 8, 25, 3, 3, 2, 1, 1, 1, 1, 1, 25}, o, unsigned(mid + 4));
     o.residual = false;
     check({1, 33, 8, 8, 33, 5, 5, 1, 1, 2, 2, 2, 2, 33}, o, unsigned(mid + 8));
+    check({1, 48, 4, 11, 48, 1, 1, 1, 1, 0, 0, 0, 0, 48}, o, unsigned(mid + 12));
   }
 }
 

@@ -58,6 +58,9 @@ const QEltwiseKernel* qeltwise_select(const CpuFeatures&, std::string* log = nul
 // Scalar forms (the reference; the vector kernels' tails).
 void qadd_n(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n);
 void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n);
+// The work of `requant` over the pool, a few rows a task (a Concat input's rows are short).
+void qrequant_rows(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool,
+                   void (*row)(const QRequantParams&, const uint8_t* x, uint8_t* y));
 // scale's multiplier of image i, channel c.
 float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int64_t c);
 // y[k] = requant((x[k] - x_zp) * m[k]) for k < n (NHWC: a pixel's channels); m[k] = m0 when

@@ -71,9 +71,7 @@ void add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, pt
 }
 
 void requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
-  pthreadpool_parallelize_1d(pool, [&](std::size_t r) {
-    requant_row(p, x + int64_t(r) * p.src_stride, y + int64_t(r) * p.dst_stride);
-  }, std::size_t(p.rows), kPoolFlags);
+  qrequant_rows(p, x, y, pool, requant_row);
 }
 
 void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {

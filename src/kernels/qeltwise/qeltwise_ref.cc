@@ -26,6 +26,15 @@ void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n
   }
 }
 
+void qrequant_rows(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool,
+                   void (*row)(const QRequantParams&, const uint8_t* x, uint8_t* y)) {
+  const int64_t per_task = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(p.cols, 1));
+  pthreadpool_parallelize_1d(pool, [&](std::size_t t) {
+    const int64_t r1 = std::min(p.rows, (int64_t(t) + 1) * per_task);
+    for (int64_t r = int64_t(t) * per_task; r < r1; ++r) row(p, x + r * p.src_stride, y + r * p.dst_stride);
+  }, std::size_t((p.rows + per_task - 1) / per_task), kPoolFlags);
+}
+
 float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int64_t c) {
   const uint8_t v = g[(p.gate_per_image ? i * p.c : 0) + c];
   return ((static_cast<float>(v) - static_cast<float>(p.g_zp)) * p.g_scale) * p.ratio;
@@ -70,10 +79,10 @@ void ref_add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y
   }, std::size_t((p.n + kBlock - 1) / kBlock), kPoolFlags);
 }
 
+void ref_requant_row(const QRequantParams& p, const uint8_t* x, uint8_t* y) { qrequant_n(p, x, y, p.cols); }
+
 void ref_requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
-  pthreadpool_parallelize_1d(pool, [&](std::size_t r) {
-    qrequant_n(p, x + int64_t(r) * p.src_stride, y + int64_t(r) * p.dst_stride, p.cols);
-  }, std::size_t(p.rows), kPoolFlags);
+  qrequant_rows(p, x, y, pool, ref_requant_row);
 }
 
 void ref_scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {
