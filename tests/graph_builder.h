@@ -2,6 +2,7 @@
 #pragma once
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,19 @@ inline runtime::HostTensor random_input(const ir::Tensor& t, uint32_t seed) {
   std::normal_distribution<float> d(0.f, 1.f);
   for (int64_t i = 0; i < h.numel(); ++i) h.as<float>()[i] = d(rng);
   return h;
+}
+
+// Runs a compiled plan of `g` on the inputs run_graph uses; returns output 0 (throws on error).
+inline std::vector<float> run_program(std::shared_ptr<const plan::Program> p, const ir::Graph& g) {
+  auto s = runtime::Session::create(p);
+  if (!s.ok()) throw std::runtime_error(s.status().message());
+  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
+  uint32_t seed = 7;
+  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
+  std::vector<runtime::HostTensor> outs;
+  Status st = (*s)->run(ins, &outs);
+  if (!st.ok()) throw std::runtime_error(st.message());
+  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
 }
 
 // Compiles (optimized or reference) and runs the graph on seeded inputs; returns output 0.

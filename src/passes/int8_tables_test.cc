@@ -19,18 +19,6 @@ Expected<std::shared_ptr<plan::Program>> compile_int8_qdq(const ir::Graph& g) {
   return plan::compile(g, co);
 }
 
-std::vector<float> run_program(const std::shared_ptr<plan::Program>& p, const ir::Graph& g) {
-  auto s = runtime::Session::create(p);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
-  uint32_t seed = 7;
-  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
-  std::vector<runtime::HostTensor> outs;
-  Status st = (*s)->run(ins, &outs);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
-}
-
 // Within one step of the grid before the final Exp everywhere (a near tie of the int8 conv's
 // requantization against the reference's float division: `rel` is exp(step) - 1), equal
 // almost everywhere.

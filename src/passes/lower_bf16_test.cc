@@ -145,18 +145,6 @@ std::shared_ptr<plan::Program> compile_bf16(const ir::Graph& g, const std::funct
   return *p;
 }
 
-std::vector<float> run_program(std::shared_ptr<const plan::Program> p, const ir::Graph& g) {
-  auto s = runtime::Session::create(p);
-  if (!s.ok()) throw std::runtime_error(s.status().message());
-  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
-  uint32_t seed = 7;
-  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
-  std::vector<runtime::HostTensor> outs;
-  Status st = (*s)->run(ins, &outs);
-  if (!st.ok()) throw std::runtime_error(st.message());
-  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
-}
-
 // The compiled bf16 plan (kernels, NHWC, fused rounding) against the interpreter running the
 // graph as lower_bf16 left it (reference convs rounding inputs and weights themselves, sums in
 // double); and both near fp32 but not equal to it.

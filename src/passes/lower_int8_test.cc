@@ -46,18 +46,6 @@ std::shared_ptr<plan::Program> compile_int8(const ir::Graph& g) {
   return *p;
 }
 
-std::vector<float> run_program(std::shared_ptr<plan::Program> p, const ir::Graph& g) {
-  auto s = runtime::Session::create(p);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
-  uint32_t seed = 7;
-  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
-  std::vector<runtime::HostTensor> outs;
-  Status st = (*s)->run(ins, &outs);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
-}
-
 // An int8 compile of a graph that brings its own quantization (QDQ).
 Expected<std::shared_ptr<plan::Program>> compile_given(const ir::Graph& g) {
   plan::CompileOptions co;
