@@ -2,7 +2,8 @@
 // calibration) becomes an int8 convolution: symmetric int8 weights per output channel, an
 // int32 bias with the input zero point folded in, and the requantization to its output's
 // uint8 parameters (or the dequantization to float, when no integer consumer follows) in the
-// kernel's epilogue. Pools over uint8 stay uint8, reshapes pass uint8 through, and where a
+// kernel's epilogue. Pools over uint8 stay uint8, reshapes pass uint8 through, tables
+// (int8_tables), Adds, channel Concats and squeeze-excitation gate Muls run on uint8, and where a
 // float op meets a uint8 tensor (or the reverse) one Dequantize (Quantize) node per tensor is
 // inserted. An image plan's uint8 input feeds the int8 stem directly: its per-channel offsets
 // become the zero points, its scale is in the weights.
