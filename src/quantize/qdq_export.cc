@@ -145,8 +145,8 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
   mark = mark && symbolic_batch;
   ctx.batch = mark ? kBatchMark : 1;
   if (symbolic_batch && !mark)
-    for (int id : g.inputs)
-      if (!eo.io_shapes[g.t(id).name].empty() && eo.io_shapes[g.t(id).name][0] < 0) eo.io_shapes[g.t(id).name][0] = 1;
+    for (auto& [name, shape] : eo.io_shapes)
+      if (!shape.empty() && shape[0] < 0) shape[0] = 1;
   ctx.input_shapes = o.input_shapes;
   for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
                     passes::dead_code_elimination, passes::fold_batchnorm})
@@ -154,8 +154,7 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
   for (int id : g.outputs) {
     ir::Shape shape = g.t(id).shape;
     if (mark && !shape.empty() && shape[0] == kBatchMark) shape[0] = -1;
-    if (symbolic_batch && !mark && !eo.io_shapes[g.t(id).name].empty()) eo.io_shapes[g.t(id).name][0] = shape[0];
-    eo.io_shapes.emplace(g.t(id).name, shape);
+    eo.io_shapes.emplace(g.t(id).name, shape);  // an output's own shape in the file, if it had one
   }
   if (mark && !unbind_batch(g, kBatchMark)) {
     *batch_free = false;
