@@ -66,9 +66,11 @@ inline runtime::HostTensor random_input(const ir::Tensor& t, uint32_t seed) {
   return h;
 }
 
-// Runs a compiled plan of `g` on the inputs run_graph uses; returns output 0 (throws on error).
-inline std::vector<float> run_program(std::shared_ptr<const plan::Program> p, const ir::Graph& g) {
-  auto s = runtime::Session::create(p);
+// Runs a compiled plan of `g` on seeded inputs; returns output 0 (throws on error).
+inline std::vector<float> run_program(std::shared_ptr<const plan::Program> p, const ir::Graph& g, int threads = 1) {
+  runtime::SessionOptions so;
+  so.threads = threads;
+  auto s = runtime::Session::create(p, so);
   if (!s.ok()) throw std::runtime_error(s.status().message());
   std::vector<std::pair<std::string, runtime::HostTensor>> ins;
   uint32_t seed = 7;
@@ -85,17 +87,7 @@ inline std::vector<float> run_graph(const ir::Graph& g, bool optimize, int threa
   co.optimize = optimize;
   auto p = plan::compile(g, co);
   if (!p.ok()) throw std::runtime_error(p.status().message());
-  runtime::SessionOptions so;
-  so.threads = threads;
-  auto s = runtime::Session::create(*p, so);
-  if (!s.ok()) throw std::runtime_error(s.status().message());
-  std::vector<std::pair<std::string, runtime::HostTensor>> ins;
-  uint32_t seed = 7;
-  for (int id : g.inputs) ins.emplace_back(g.t(id).name, random_input(g.t(id), seed++));
-  std::vector<runtime::HostTensor> outs;
-  Status st = (*s)->run(ins, &outs);
-  if (!st.ok()) throw std::runtime_error(st.message());
-  return std::vector<float>(outs[0].as<float>(), outs[0].as<float>() + outs[0].numel());
+  return run_program(*p, g, threads);
 }
 
 inline double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {

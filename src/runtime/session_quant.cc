@@ -230,6 +230,7 @@ Status prepare_qscale(const ir::Graph& g, const ir::Node& n, const std::function
   p.g_zp = static_cast<int32_t>(n.i("q_g_zp", 0));
   p.x_zp = static_cast<int32_t>(n.i("q_x_zp", 0));
   p.y_zp = static_cast<int32_t>(n.i("q_zp", 0));
+  st->qscale_m.assign(static_cast<std::size_t>(p.n * p.c), 0.f);
   st->qcat_src = {static_cast<const uint8_t*>(at(n.inputs[0])), static_cast<const uint8_t*>(at(n.inputs[1]))};
   st->qcat_dst = {static_cast<uint8_t*>(at(n.outputs[0]))};
   return Status::Ok();

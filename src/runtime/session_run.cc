@@ -180,7 +180,8 @@ Status Session::execute() {
         st->qelt_k->add(st->qadd_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
         break;
       case Step::qscale:
-        st->qelt_k->scale(st->qscale_p, st->qcat_src[0], st->qcat_src[1], st->qcat_dst[0], pool_.get());
+        st->qelt_k->scale(st->qscale_p, st->qcat_src[0], st->qcat_src[1], st->qscale_m.data(), st->qcat_dst[0],
+                          pool_.get());
         break;
       case Step::qlut: st->qlut_k->apply(st->lut.data(), st->qcat_src[0], st->qcat_dst[0], st->count, pool_.get()); break;
       case Step::qconcat:

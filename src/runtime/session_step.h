@@ -38,6 +38,7 @@ struct Session::Step {
   const kernels::QEltwiseKernel* qelt_k = nullptr;
   kernels::QAddParams qadd_p;
   kernels::QScaleParams qscale_p;  // qscale: qcat_src[0] times the gate qcat_src[1] -> qcat_dst[0]
+  std::vector<float> qscale_m;     // qscale: its multipliers, n * c, sized once
   std::vector<kernels::QRequantParams> qcat;  // per Concat input: into its channel slice
   std::vector<const uint8_t*> qcat_src;
   std::vector<uint8_t*> qcat_dst;

@@ -49,7 +49,8 @@ struct QEltwiseKernel {
   bool (*accepts)(const CpuFeatures&, std::string* why);
   void (*add)(const QAddParams&, const uint8_t* a, const uint8_t* b, uint8_t* y, pthreadpool_t);
   void (*requant)(const QRequantParams&, const uint8_t* x, uint8_t* y, pthreadpool_t);
-  void (*scale)(const QScaleParams&, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t);
+  // m: the caller's n * c floats, where the multipliers go (no allocation on the run path).
+  void (*scale)(const QScaleParams&, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t);
 };
 
 const QEltwiseKernel* qeltwise_kernels(std::size_t* count);
@@ -67,8 +68,9 @@ float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int6
 // m is null (plain: a channel's pixels).
 void qscale_n(const QScaleParams& p, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n);
 // The work of `scale`, split in rows: NHWC a pixel (n * hw rows of c), plain a channel of an
-// image (n * c rows of hw); each kernel runs `row` over the pool with the multipliers given.
-void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool,
+// image (n * c rows of hw): the multipliers computed into m (n * c floats), then each kernel's
+// `row` over the pool.
+void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool,
                  void (*row)(const QScaleParams&, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n));
 
 }  // namespace systolic::kernels

@@ -64,8 +64,8 @@ void scale_row(const QScaleParams& p, const uint8_t* x, const float* m, float m0
   qscale_n(p, x + k, m ? m + k : nullptr, m0, y + k, n - k);
 }
 
-void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {
-  qscale_rows(p, x, g, y, pool, scale_row);
+void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool) {
+  qscale_rows(p, x, g, m, y, pool, scale_row);
 }
 
 void add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, pthreadpool_t pool) {

@@ -74,8 +74,8 @@ void requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_
   qrequant_rows(p, x, y, pool, requant_row);
 }
 
-void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {
-  qscale_rows(p, x, g, y, pool, scale_row);
+void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool) {
+  qscale_rows(p, x, g, m, y, pool, scale_row);
 }
 
 }  // namespace

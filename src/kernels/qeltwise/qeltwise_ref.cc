@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
-#include <vector>
 
 #include "base/threadpool.h"
 #include "kernels/qeltwise/qeltwise.h"
@@ -48,9 +47,8 @@ void qscale_n(const QScaleParams& p, const uint8_t* x, const float* m, float m0,
   }
 }
 
-void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool,
+void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool,
                  void (*row)(const QScaleParams&, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n)) {
-  std::vector<float> m(static_cast<std::size_t>(p.n * p.c));
   for (int64_t i = 0; i < p.n; ++i)
     for (int64_t c = 0; c < p.c; ++c) m[i * p.c + c] = qscale_multiplier(p, g, i, c);
   // A pool task takes about 16K bytes of rows (one pixel's channels are a short row).
@@ -60,7 +58,7 @@ void qscale_rows(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint
     const int64_t r1 = std::min(rows, (int64_t(t) + 1) * per_task);
     for (int64_t r = int64_t(t) * per_task; r < r1; ++r) {
       const int64_t at = r * cols;
-      if (p.nhwc) row(p, x + at, m.data() + (r / p.hw) * p.c, 0.f, y + at, cols);
+      if (p.nhwc) row(p, x + at, m + (r / p.hw) * p.c, 0.f, y + at, cols);
       else row(p, x + at, nullptr, m[r], y + at, cols);
     }
   }, std::size_t((rows + per_task - 1) / per_task), kPoolFlags);
@@ -85,8 +83,8 @@ void ref_requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadp
   qrequant_rows(p, x, y, pool, ref_requant_row);
 }
 
-void ref_scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, uint8_t* y, pthreadpool_t pool) {
-  qscale_rows(p, x, g, y, pool, qscale_n);
+void ref_scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool) {
+  qscale_rows(p, x, g, m, y, pool, qscale_n);
 }
 
 }  // namespace

@@ -97,7 +97,8 @@ TEST(QEltwise, ChannelScaleMatchesTheReference) {
           for (std::size_t k = 0; k < count; ++k) {
             if (!all[k].accepts(host_cpu(), nullptr)) continue;
             std::vector<uint8_t> got(total, 0xEE);
-            all[k].scale(p, x.data(), g.data(), got.data(), pool.get());
+            std::vector<float> m(p.n * c);
+            all[k].scale(p, x.data(), g.data(), m.data(), got.data(), pool.get());
             EXPECT_EQ(got, want) << all[k].name << " c=" << c << " nhwc=" << nhwc << " zp=" << zp;
             ran.insert(all[k].name);
           }
