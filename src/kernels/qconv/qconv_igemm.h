@@ -280,6 +280,19 @@ struct TileOut {
   int nvalid;
 };
 
+// packed_rows(): whether a tile takes the traits' four-column requant_rows64 (zmm: 64 whole
+// channels of u8 output). store_sums' bias_in: the sums hold the bias already (tile() starts
+// from it where the packed form runs).
+template <class T, int NV>
+constexpr bool has_packed_rows() {
+  if constexpr (requires { T::kPackedRows; }) return T::kPackedRows && NV == 4;
+  return false;
+}
+template <class T, int NV>
+bool packed_rows(const Ctx& x, const TileOut& o) {
+  return has_packed_rows<T, NV>() && !x.qp.out_f32 && o.nvalid == NV * T::W;
+}
+
 // The epilogue of `rows` pixels whose sums (bias not yet added) wait in c[i * ldc + column]:
 // bias, requantization (or dequantization) and the store, W lanes at a time; a ragged last
 // vector goes through a stack copy and the scalar form of the same arithmetic (or, with
@@ -287,10 +300,19 @@ struct TileOut {
 // first: with the epilogue in the same function, GCC kept part of the 24-register 6x64 tile on
 // the stack inside the K loop (a 1x1 1024->256 conv at 704 instead of 910 GOP/s per thread).
 template <class T, int NV>
-__attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long ldc, int rows, const TileOut& o) {
+__attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long ldc, int rows, const TileOut& o,
+                                          bool bias_in = false) {
   constexpr int W = T::W;
   const QConvArgs& a = x.a;
   const bool f32 = x.qp.out_f32;
+  if constexpr (has_packed_rows<T, NV>()) {
+    if (packed_rows<T, NV>(x, o)) {
+      const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + o.ch : nullptr;
+      T::requant_rows64(c, ldc, rows, bias_in ? nullptr : a.bias + o.ch, a.scale + o.ch, r, x.rs, a.rq,
+                        static_cast<uint8_t*>(a.dst) + o.m * x.ds + o.ch, x.ds);
+      return;
+    }
+  }
   for (int j = 0; j < NV; ++j) {
     const int n = std::min(W, o.nvalid - j * W);
     if (n <= 0) break;
@@ -332,10 +354,15 @@ void tile(const Ctx& x, const typename T::A* rows, long ld, const typename T::A*
           const typename T::B* w, int32_t* part, bool first, bool last, const TileOut& o) {
   constexpr int W = T::W;
   typename T::V acc[R][NV];
+  // Where the packed epilogue runs, the sums start from the bias: two ops per vector fewer there.
+  const bool bias_in = packed_rows<T, NV>(x, o);
+  typename T::V init[NV];
+#pragma GCC unroll 8
+  for (int j = 0; j < NV; ++j) init[j] = bias_in ? T::load32(x.a.bias + o.ch + j * W) : T::zero();
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = first ? T::zero() : T::load32(part + (i * NV + j) * W);
+    for (int j = 0; j < NV; ++j) acc[i][j] = first ? init[j] : T::load32(part + (i * NV + j) * W);
   if (rp) dot_tile_p<T, R, NV>(ng, rp, w, acc);
   else dot_tile<T, R, NV>(ng, rows, ld, w, acc);
   alignas(64) int32_t sums[R * NV * W];
@@ -344,7 +371,7 @@ void tile(const Ctx& x, const typename T::A* rows, long ld, const typename T::A*
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) T::store32(out + (i * NV + j) * W, acc[i][j]);
-  if (last) store_sums<T, NV>(x, sums, NV * W, R, o);
+  if (last) store_sums<T, NV>(x, sums, NV * W, R, o, bias_in);
 }
 
 // Picks the R = rows instantiation (R = 1..MR) at run time. The rows are a + i * ld, or rp[i]
