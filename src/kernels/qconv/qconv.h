@@ -11,6 +11,8 @@
 //               [residual] t = t + (float(r) - res_zp) * res_scale
 //               [mid 2]    t = rne(min(max(t, mid_lo[1]), mid_hi[1])) * mid_scale[1]
 //               t = min(max(t, lo), hi);  dst = rne(t) + zp        (lo >= -zp, hi <= 255 - zp)
+//               [table]    dst = lut[dst]   (an activation between two uint8 grids fused into the
+//                          conv, passes/fuse_lut.cc; kernels look up the rows they just wrote)
 //     The mid steps round to the uint8 grids a QDQ model puts on the conv's own output (before
 //     its residual add) and before its activation, so a fused conv computes what the model
 //     specifies; calibrated plans have none.
@@ -59,6 +61,10 @@ struct QRequant {
   float mid_lo[2] = {0.f, 0.f}, mid_hi[2] = {0.f, 0.f}, mid_scale[2] = {1.f, 1.f};
   float lo = 0.f, hi = 255.f;
   int32_t zp = 0;
+  // The table, or null; lut_rows looks up `rows` runs of n output bytes `stride` apart in place
+  // (a kernels/qlut kernel's rows(): the machine's fastest, chosen by the caller).
+  const uint8_t* lut = nullptr;
+  void (*lut_rows)(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride) = nullptr;
 };
 
 struct QConvArgs {

@@ -99,6 +99,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
       }
     }
     T::release();
+    qigemm::lut_block(x, m0, rows, long(g) * x.ocg + p0 * NR, long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg));
   };
   pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
 }

@@ -347,6 +347,17 @@ __attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long l
   }
 }
 
+// The fused table (QRequant::lut) over what a task wrote: `rows` pixels from m0, channels
+// [c0, c1), in L1 or L2 still; one run where those are whole rows. Per tile, the lookups of
+// 32-byte rows just stored as 16-byte pieces cost EfficientNet-B0 more than the separate pass.
+inline void lut_block(const Ctx& x, long m0, long rows, long c0, long c1) {
+  const QRequant& rq = x.a.rq;
+  if (x.qp.out_f32 || !rq.lut || rows <= 0 || c1 <= c0) return;
+  uint8_t* d = static_cast<uint8_t*>(x.a.dst) + m0 * x.ds + c0;
+  if (c1 - c0 == x.ds) rq.lut_rows(rq.lut, d, rows * x.ds, 1, 0);
+  else rq.lut_rows(rq.lut, d, c1 - c0, rows, x.ds);
+}
+
 // One tile (R rows) against one panel over one K chunk; `part` holds the partial sums between
 // chunks (first: start from zero; last: run the epilogue instead of saving).
 template <class T, int R, int NV>
@@ -502,6 +513,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           for (long t = t0; t < t1; ++t) one(pn, t);
       }
     }
+    lut_block(x, m0, rows, long(g) * x.ocg + p0 * NR, long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg));
   };
   pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
 }

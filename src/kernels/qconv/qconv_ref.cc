@@ -70,7 +70,9 @@ void qconv_ref_nchw(const QConvParams& qp, const uint8_t* src, const uint8_t* zx
             qconv_dequant_n(&a, 1, scale + k, r, ep, static_cast<float*>(dst) + o);
           } else {
             const uint8_t* r = residual ? static_cast<const uint8_t*>(residual) + o : nullptr;
-            qconv_requant_n(&a, 1, scale + k, r, rq, static_cast<uint8_t*>(dst) + o);
+            uint8_t* d = static_cast<uint8_t*>(dst) + o;
+            qconv_requant_n(&a, 1, scale + k, r, rq, d);
+            if (rq.lut) *d = rq.lut[*d];
           }
         }
     }
@@ -121,6 +123,10 @@ void ref_run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           const uint8_t* res = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * rs + k : nullptr;
           qconv_requant_n(&acc, 1, a.scale + k, res, a.rq, static_cast<uint8_t*>(a.dst) + pix * ds + k);
         }
+      }
+      if (!qp.out_f32 && a.rq.lut) {
+        uint8_t* d = static_cast<uint8_t*>(a.dst) + pix * ds;
+        for (int k = 0; k < p.oc; ++k) d[k] = a.rq.lut[d[k]];
       }
     }
   };

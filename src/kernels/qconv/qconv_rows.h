@@ -162,6 +162,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         tile_rows<T, MR, NV, MR>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
       }
     }
+    qigemm::lut_block(x, t0 * MR, std::min(M, t1 * MR) - t0 * MR, 0, p.oc);
   };
   pthreadpool_parallelize_1d(pool, task, std::size_t(ceil_div(tiles, kTilesPerTask)), kPoolFlags);
 }

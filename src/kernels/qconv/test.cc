@@ -14,6 +14,7 @@
 #include "base/cpu.h"
 #include "base/threadpool.h"
 #include "kernels/qconv/qconv.h"
+#include "kernels/qlut/qlut.h"
 
 namespace systolic::kernels {
 
@@ -57,6 +58,7 @@ struct Options {
   int mid = 0;  // QRequant::mid: the intermediate roundings of a QDQ model's fused conv
   int src_pad = 0, dst_pad = 0, res_pad = 0;  // extra channels around the slice (pixel stride)
   int threads = 1;
+  bool lut = false;  // a table after the requantization (QRequant::lut), looked up by the fastest qlut kernel
 };
 
 std::set<std::string>& ran_names() {
@@ -102,6 +104,12 @@ int check(const Shape& shape, const Options& o = {}, unsigned seed = 1) {
   rq.mid = o.mid;
   rq.mid_lo[0] = -77.f, rq.mid_hi[0] = 178.f, rq.mid_scale[0] = 1.3f;  // zero point 77, a finer next grid
   rq.mid_lo[1] = -3.f, rq.mid_hi[1] = 252.f, rq.mid_scale[1] = 0.6f;
+  uint8_t table[256];
+  for (int v = 0; v < 256; ++v) table[v] = uint8_t((v * 167 + 91) & 255);  // a permutation: every byte distinct
+  if (o.lut) {
+    rq.lut = table;
+    rq.lut_rows = qlut_select(host_cpu())->rows;
+  }
   Epilogue ep;
   if (o.relu) ep.act = Act::relu;
   const void* res_nchw = !o.residual ? nullptr : o.out_f32 ? static_cast<const void*>(res_f.data()) : res_u8.data();
@@ -285,6 +293,29 @@ TEST(QConv, IntermediateRoundings) {
     check({1, 32, 7, 7, 40, 3, 3, 1, 1, 1, 1, 1, 1}, o, unsigned(mid));
     check({2, 64, 5, 5, 64}, o, unsigned(mid + 7));
   }
+}
+
+// A table fused after the requantization: every kernel looks up exactly the bytes it wrote
+// (packed 64-channel tiles, ragged columns, the scalar tails, depthwise rows, the stem's rows
+// kernel, slices of wider rows, two threads), nothing twice.
+TEST(QConv, FusedTable) {
+  ran_names().clear();
+  Options o;
+  o.lut = true;
+  for (int threads : {1, 2}) {
+    o.threads = threads;
+    check({2, 16, 5, 7, 64, 1, 1}, o, 21);
+    check({1, 24, 6, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1}, o, 22);
+    check({2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64}, o, 23);     // depthwise
+    check({1, 40, 8, 8, 40, 5, 5, 2, 1, 2, 2, 2, 2, 40}, o, 24);     // depthwise, ragged channels
+    check({1, 3, 23, 21, 64, 7, 7, 2, 1, 3, 3, 3, 3}, o, 25);        // the stem's rows kernel
+  }
+  o.threads = 1;
+  o.residual = true, o.mid = 3, o.dst_pad = 5, o.res_pad = 2;
+  check({1, 32, 6, 6, 128, 1, 1}, o, 26);
+  check({1, 48, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48}, o, 27);
+  EXPECT_TRUE(ran_names().count("qconv_u8s8_ref"));
+  if (host_cpu().avx2) EXPECT_TRUE(ran_names().count("qconv_u8s8_dw_avx2"));
 }
 
 // The u8 output's last steps (clamp, round, zero point) at their edges: bounds between grid

@@ -19,6 +19,9 @@ struct QLutKernel {
   const char* name;
   bool (*accepts)(const CpuFeatures&, std::string* why);
   void (*apply)(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthreadpool_t);
+  // In place, on the calling thread: `rows` runs of n bytes, `stride` bytes apart. An int8
+  // conv's epilogue calls it on the rows it has just written (QRequant::lut), still in L1.
+  void (*rows)(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride);
 };
 
 const QLutKernel* qlut_kernels(std::size_t* count);

@@ -33,18 +33,28 @@ void block(const __m256i* rows, const uint8_t* table, const uint8_t* x, uint8_t*
   qlut_n(table, x + i, y + i, n - i);
 }
 
-void apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthreadpool_t pool) {
-  __m256i rows[16];
+void load_rows(const uint8_t* table, __m256i* rows) {
   for (int h = 0; h < 16; ++h)
     rows[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * h)));
+}
+
+void apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthreadpool_t pool) {
+  __m256i rows[16];
+  load_rows(table, rows);
   pthreadpool_parallelize_1d(pool, [&](std::size_t b) {
     const int64_t i = int64_t(b) * kQLutBlock;
     block(rows, table, x + i, y + i, std::min(kQLutBlock, n - i));
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
+void rows_in_place(const uint8_t* table, uint8_t* y, int64_t n, int64_t count, int64_t stride) {
+  __m256i rows[16];
+  load_rows(table, rows);
+  for (int64_t r = 0; r < count; ++r) block(rows, table, y + r * stride, y + r * stride, n);
+}
+
 }  // namespace
 
-extern const QLutKernel qlut_u8_avx2 = {"qlut_u8_avx2", accepts, apply};
+extern const QLutKernel qlut_u8_avx2 = {"qlut_u8_avx2", accepts, apply, rows_in_place};
 
 }  // namespace systolic::kernels

@@ -41,8 +41,14 @@ void apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthrea
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
+void rows(const uint8_t* table, uint8_t* y, int64_t n, int64_t count, int64_t stride) {
+  __m512i t[4];
+  for (int k = 0; k < 4; ++k) t[k] = _mm512_loadu_si512(table + 64 * k);
+  for (int64_t r = 0; r < count; ++r) block(t, y + r * stride, y + r * stride, n);
+}
+
 }  // namespace
 
-extern const QLutKernel qlut_u8_avx512vbmi = {"qlut_u8_avx512vbmi", accepts, apply};
+extern const QLutKernel qlut_u8_avx512vbmi = {"qlut_u8_avx512vbmi", accepts, apply, rows};
 
 }  // namespace systolic::kernels

@@ -22,9 +22,13 @@ void ref_apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pt
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
+void ref_rows(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride) {
+  for (int64_t r = 0; r < rows; ++r) qlut_n(table, y + r * stride, y + r * stride, n);
+}
+
 }  // namespace
 
-extern const QLutKernel qlut_u8_ref = {"qlut_u8_ref", ref_accepts, ref_apply};
+extern const QLutKernel qlut_u8_ref = {"qlut_u8_ref", ref_accepts, ref_apply, ref_rows};
 
 #define SYSTOLIC_QLUT_KERNEL(k) extern const QLutKernel k;
 #include "kernels/qlut/qlut.inc"
