@@ -103,6 +103,13 @@ inline int count_ops(const ir::Graph& g, ir::Op op) {
   return c;
 }
 
+// The uint8 tables of a compiled int8 plan: Lut steps, and those fused into convs (q_table).
+inline int count_tables(const ir::Graph& g) {
+  int c = 0;
+  for (const ir::Node& n : g.nodes) c += n.op == ir::Op::Lut || n.attrs.count("q_table") > 0;
+  return c;
+}
+
 // Runs the named passes in order (each must succeed).
 inline void run_passes(ir::Graph& g, const std::vector<Status (*)(ir::Graph&, passes::PassContext&)>& ps) {
   passes::PassContext ctx;

@@ -9,7 +9,8 @@
 // become the zero points, its scale is in the weights.
 //
 // An int8 Conv: inputs (x u8, w i8 OIHW, bias i32, [residual]); attrs q_scale[oc], q_pad[ic],
-// q_zp, q_lo, q_hi, q_res_scale, q_res_zp, q_out_f32 (kernels/qconv/qconv.h has the math).
+// q_zp, q_lo, q_hi, q_res_scale, q_res_zp, q_out_f32 (kernels/qconv/qconv.h has the math);
+// fuse_lut adds q_table.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -104,7 +104,7 @@ TEST(LowerInt8, CalibratedSiluAndHardSwishBecomeTables) {
     b.output(y);
     auto p8 = compile_int8(b.g);
     EXPECT_EQ(count_int8_convs(*p8), 2);
-    EXPECT_EQ(count_ops(p8->graph, Op::Lut), 1) << p8->kernel_log;
+    EXPECT_EQ(count_tables(p8->graph), 1) << p8->kernel_log;
     EXPECT_EQ(count_ops(p8->graph, Op::QuantizeLinear), 1) << p8->kernel_log;  // the float input only
     EXPECT_EQ(count_ops(p8->graph, Op::DequantizeLinear), 0) << p8->kernel_log;
     const auto want = run_graph(b.g, false), got = run_program(p8, b.g);
@@ -403,7 +403,7 @@ TEST(LowerInt8, QdqRoundingBeforeAFloatActivationIsKept) {
       pre += n.attrs.count("q_pre_grid") > 0;
       grids += n.attrs.count("q_grid") > 0;
     }
-    EXPECT_EQ(count_ops((*p)->graph, Op::Lut), table ? 1 : 0) << (*p)->kernel_log;
+    EXPECT_EQ(count_tables((*p)->graph), table ? 1 : 0) << (*p)->kernel_log;
     EXPECT_EQ(pre, table ? 0 : 1) << (*p)->kernel_log;
     EXPECT_EQ(grids, table ? 0 : 1) << (*p)->kernel_log;
     const auto got = run_program(*p, b.g);

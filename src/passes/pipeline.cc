@@ -45,6 +45,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"dead_code_elimination", dead_code_elimination},
       {"layout_assignment", layout_assignment},
       {"fuse_quantize_reorder", fuse_quantize_reorder},
+      {"fuse_lut", fuse_lut},
       {"pack_weights", pack_weights},
       {"memory_plan", memory_plan},
   };

@@ -15,8 +15,9 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 7;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
-                                      // 6: dynamic tail; 7: micro-batch
+constexpr uint32_t kPlanVersion = 8;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+                                      // 6: dynamic tail; 7: micro-batch; 8: uint8 tables, fused into int8
+                                      // convs too (a binary that reads 7 would skip q_table silently)
 
 struct CompileStats {
   int64_t nodes_before = 0;

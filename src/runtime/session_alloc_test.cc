@@ -139,7 +139,7 @@ TEST(SessionAllocations, Int8GateAndTablesRunWithoutAllocating) {
   co.precision = passes::Precision::int8;
   auto p = plan::compile(b.g, co);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  EXPECT_EQ(count_ops((*p)->graph, Op::Lut), 2) << (*p)->kernel_log;
+  EXPECT_EQ(count_tables((*p)->graph), 2) << (*p)->kernel_log;
   for (int threads : {1, 2}) {
     runtime::SessionOptions so;
     so.threads = threads;

@@ -81,6 +81,17 @@ Status prepare_qconv(const ir::Graph& g, const ir::Node& n, const std::function<
     rq.mid |= 1 << m;
     rq.mid_lo[m] = v[0], rq.mid_hi[m] = v[1], rq.mid_scale[m] = v[2];
   }
+  if (auto it = n.attrs.find("q_table"); it != n.attrs.end()) {  // a table fused in (passes/fuse_lut.cc)
+    const std::vector<int64_t>& t = it->second.ints_v;
+    bool ok = !st->qp.out_f32 && t.size() == 256;
+    for (int64_t v : t) ok = ok && v >= 0 && v <= 255;
+    if (!ok) return Err("plan is corrupt: int8 conv %s has a malformed table", n.name.c_str());
+    const kernels::QLutKernel* k = kernels::qlut_select(host_cpu());
+    if (!k) return Err("no table kernel runs on this machine");
+    st->lut.assign(t.begin(), t.end());
+    rq.lut = st->lut.data();
+    rq.lut_rows = k->rows;
+  }
   a.ep.act = static_cast<kernels::Act>(n.i("act", 0));
   a.ep.a = n.f("act_a", 0.f);
   a.ep.b = n.f("act_b", 0.f);
