@@ -185,7 +185,6 @@ Status prepare_qadd(const ir::Graph& g, const ir::Node& n, const std::function<v
 // pixels) or plain (rows are images).
 Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::function<void*(int)>& at, Session::Step* st) {
   st->kind = Session::Step::qconcat;
-  st->qelt_k = kernels::qeltwise_select(host_cpu());
   const ir::Tensor& y = g.t(n.outputs[0]);
   const auto& scales = n.attrs.count("q_scales") ? n.attrs.at("q_scales").floats_v : std::vector<float>{};
   const std::vector<int64_t> zps = n.ints("q_zps");
@@ -217,6 +216,20 @@ Status prepare_qconcat(const ir::Graph& g, const ir::Node& n, const std::functio
     c0 += ci;
   }
   if (c0 != C) return Err("plan is corrupt: uint8 Concat %s does not add up to its output", n.name.c_str());
+  // Each input's requantization is a function of one byte: its table of 256 values, computed
+  // with the reference (kernels/qeltwise qrequant_n), so a lookup gives its very bytes.
+  st->qlut_k = kernels::qlut_select(host_cpu());
+  if (!st->qlut_k) return Err("no table kernel runs on this machine");
+  st->lut.resize(256 * st->qcat.size());
+  uint8_t all[256];
+  for (int v = 0; v < 256; ++v) all[v] = static_cast<uint8_t>(v);
+  for (std::size_t k = 0; k < st->qcat.size(); ++k) {
+    const kernels::QRequantParams& p = st->qcat[k];
+    kernels::qrequant_n(p, all, st->lut.data() + 256 * k, 256);
+    st->qcat_parts.push_back({st->lut.data() + 256 * k, st->qcat_src[k], st->qcat_dst[k], p.cols, p.src_stride,
+                              p.dst_stride});
+  }
+  st->count = st->qcat.empty() ? 0 : st->qcat[0].rows;
   return Status::Ok();
 }
 

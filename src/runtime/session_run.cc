@@ -185,8 +185,8 @@ Status Session::execute() {
         break;
       case Step::qlut: st->qlut_k->apply(st->lut.data(), st->qcat_src[0], st->qcat_dst[0], st->count, pool_.get()); break;
       case Step::qconcat:
-        for (std::size_t k = 0; k < st->qcat.size(); ++k)
-          st->qelt_k->requant(st->qcat[k], st->qcat_src[k], st->qcat_dst[k], pool_.get());
+        kernels::qlut_parts(*st->qlut_k, st->qcat_parts.data(), static_cast<int>(st->qcat_parts.size()), st->count,
+                            pool_.get());
         break;
       case Step::concat:
         if (st->cat_src.size() == 1 && st->cat_src[0] == st->dst) break;  // a view: the same bytes

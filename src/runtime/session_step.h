@@ -43,7 +43,9 @@ struct Session::Step {
   std::vector<const uint8_t*> qcat_src;
   std::vector<uint8_t*> qcat_dst;
   const kernels::QLutKernel* qlut_k = nullptr;  // qlut: qcat_src[0] -> qcat_dst[0], count bytes
-  std::vector<uint8_t> lut;  // qlut's table, or a qconv's fused one (qa.rq.lut points here)
+  std::vector<uint8_t> lut;  // qlut's table, a qconv's fused one (qa.rq.lut points here), or
+                             // qconcat's, 256 bytes per input (qcat_parts point here)
+  std::vector<kernels::QLutPart> qcat_parts;  // qconcat: each input's rows through its table, count rows
   std::vector<const void*> cat_src;  // concat: the inputs, each input's row bytes, rows in count
   std::vector<int64_t> cat_bytes;
   std::vector<int64_t> cat_strides;  // a Slice's source row stride (empty for Concat)

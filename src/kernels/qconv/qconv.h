@@ -61,10 +61,11 @@ struct QRequant {
   float mid_lo[2] = {0.f, 0.f}, mid_hi[2] = {0.f, 0.f}, mid_scale[2] = {1.f, 1.f};
   float lo = 0.f, hi = 255.f;
   int32_t zp = 0;
-  // The table, or null; lut_rows looks up `rows` runs of n output bytes `stride` apart in place
-  // (a kernels/qlut kernel's rows(): the machine's fastest, chosen by the caller).
+  // The table, or null; lut_rows looks rows of output bytes up (in place here: a kernels/qlut
+  // kernel's rows(), the machine's fastest, chosen by the caller).
   const uint8_t* lut = nullptr;
-  void (*lut_rows)(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride) = nullptr;
+  void (*lut_rows)(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n,
+                   int64_t rows) = nullptr;
 };
 
 struct QConvArgs {

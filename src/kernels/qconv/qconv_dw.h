@@ -433,8 +433,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     row(x, int(r / p.oh), int(r % p.oh), c0, c1);
     if (!qp.out_f32 && a.rq.lut) {  // the row just written, still in L1: one run where it is whole
       uint8_t* d = static_cast<uint8_t*>(a.dst) + r * p.ow * x.ds + c0;
-      if (c1 - c0 == x.ds) a.rq.lut_rows(a.rq.lut, d, long(p.ow) * x.ds, 1, 0);
-      else a.rq.lut_rows(a.rq.lut, d, c1 - c0, p.ow, x.ds);
+      if (c1 - c0 == x.ds) a.rq.lut_rows(a.rq.lut, d, 0, d, 0, long(p.ow) * x.ds, 1);
+      else a.rq.lut_rows(a.rq.lut, d, x.ds, d, x.ds, c1 - c0, p.ow);
     }
   };
   pthreadpool_parallelize_1d(pool, task, std::size_t(rows * chunks), kPoolFlags);

@@ -354,8 +354,8 @@ inline void lut_block(const Ctx& x, long m0, long rows, long c0, long c1) {
   const QRequant& rq = x.a.rq;
   if (x.qp.out_f32 || !rq.lut || rows <= 0 || c1 <= c0) return;
   uint8_t* d = static_cast<uint8_t*>(x.a.dst) + m0 * x.ds + c0;
-  if (c1 - c0 == x.ds) rq.lut_rows(rq.lut, d, rows * x.ds, 1, 0);
-  else rq.lut_rows(rq.lut, d, c1 - c0, rows, x.ds);
+  if (c1 - c0 == x.ds) rq.lut_rows(rq.lut, d, 0, d, 0, rows * x.ds, 1);
+  else rq.lut_rows(rq.lut, d, x.ds, d, x.ds, c1 - c0, rows);
 }
 
 // One tile (R rows) against one panel over one K chunk; `part` holds the partial sums between

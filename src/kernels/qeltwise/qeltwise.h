@@ -3,13 +3,14 @@
 //   add:      t = (float(a) - a_zp) * a_scale + (float(b) - b_zp) * b_scale;
 //             t = min(max(t, lo), hi);  y = rne(t) + y_zp        (scales are a_s / y_s, b_s / y_s;
 //             lo >= -y_zp and hi <= 255 - y_zp, an activation's clamp folded in)
-//   requant:  y = rne(min(max((float(x) - x_zp) * scale, -y_zp), 255 - y_zp)) + y_zp over a
-//             rows x cols block with row strides (a Concat's input into its channel slice)
+//   requant:  y = rne(min(max((float(x) - x_zp) * scale, -y_zp), 255 - y_zp)) + y_zp (a
+//             Concat's input into its channel slice: a function of one byte, so the runtime
+//             runs it as a table built with qrequant_n, kernels/qlut; no vector form here)
 //   scale:    m[i][c] = ((float(g[i][c]) - g_zp) * g_scale) * ratio  (ratio = x_s / y_s);
 //             y = rne(min(max((float(x) - x_zp) * m, -y_zp), 255 - y_zp)) + y_zp, x an
 //             [n][hw][c] (nhwc) or [n][c][hw] tensor, g one gate per image and channel (or one
 //             per channel, shared): a squeeze-excitation block's Mul
-// add and requant are layout-blind. Every kernel does these float operations in this order,
+// add is layout-blind. Every kernel does these float operations in this order,
 // so all give the reference's bytes (files of kernels/q* build with -ffp-contract=off).
 #pragma once
 #include <pthreadpool.h>
@@ -48,7 +49,6 @@ struct QEltwiseKernel {
   const char* name;
   bool (*accepts)(const CpuFeatures&, std::string* why);
   void (*add)(const QAddParams&, const uint8_t* a, const uint8_t* b, uint8_t* y, pthreadpool_t);
-  void (*requant)(const QRequantParams&, const uint8_t* x, uint8_t* y, pthreadpool_t);
   // m: the caller's n * c floats, where the multipliers go (no allocation on the run path).
   void (*scale)(const QScaleParams&, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t);
 };
@@ -59,9 +59,6 @@ const QEltwiseKernel* qeltwise_select(const CpuFeatures&, std::string* log = nul
 // Scalar forms (the reference; the vector kernels' tails).
 void qadd_n(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n);
 void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n);
-// The work of `requant` over the pool, a few rows a task (a Concat input's rows are short).
-void qrequant_rows(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool,
-                   void (*row)(const QRequantParams&, const uint8_t* x, uint8_t* y));
 // scale's multiplier of image i, channel c.
 float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int64_t c);
 // y[k] = requant((x[k] - x_zp) * m[k]) for k < n (NHWC: a pixel's channels); m[k] = m0 when

@@ -1,4 +1,4 @@
-// AVX2 uint8 add, requantizing copy and channel scale: 8 bytes a step through float lanes.
+// AVX2 uint8 add and channel scale: 8 bytes a step through float lanes.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -41,16 +41,6 @@ void add_block(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t*
   qadd_n(p, a + i, b + i, y + i, n - i);
 }
 
-void requant_row(const QRequantParams& p, const uint8_t* x, uint8_t* y) {
-  const __m256 s = _mm256_set1_ps(p.scale), zx = _mm256_set1_ps(float(p.x_zp));
-  const __m256 lo = _mm256_set1_ps(float(-p.y_zp)), hi = _mm256_set1_ps(float(255 - p.y_zp));
-  const __m256i zy = _mm256_set1_epi32(p.y_zp);
-  int64_t i = 0;
-  for (; i + 8 <= p.cols; i += 8)
-    store8(y + i, _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(load8(x + i), zx), s), lo), hi), zy);
-  qrequant_n(p, x + i, y + i, p.cols - i);
-}
-
 // A row of scale: NHWC 8 channels a step with their multipliers, plain 8 pixels a step with one.
 void scale_row(const QScaleParams& p, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n) {
   const __m256 zx = _mm256_set1_ps(float(p.x_zp)), b = _mm256_set1_ps(m0);
@@ -75,12 +65,8 @@ void add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, pt
   }, std::size_t((p.n + kBlock - 1) / kBlock), kPoolFlags);
 }
 
-void requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
-  qrequant_rows(p, x, y, pool, requant_row);
-}
-
 }  // namespace
 
-extern const QEltwiseKernel qeltwise_u8_avx2 = {"qeltwise_u8_avx2", accepts, add, requant, scale};
+extern const QEltwiseKernel qeltwise_u8_avx2 = {"qeltwise_u8_avx2", accepts, add, scale};
 
 }  // namespace systolic::kernels

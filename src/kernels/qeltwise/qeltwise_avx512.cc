@@ -1,4 +1,4 @@
-// AVX-512 uint8 add, requantizing copy and channel scale: 16 bytes a step through float lanes,
+// AVX-512 uint8 add and channel scale: 16 bytes a step through float lanes,
 // the AVX2 kernel's operations at twice the width (scalar tails).
 #include <immintrin.h>
 
@@ -41,16 +41,6 @@ void add_block(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t*
   qadd_n(p, a + i, b + i, y + i, n - i);
 }
 
-void requant_row(const QRequantParams& p, const uint8_t* x, uint8_t* y) {
-  const __m512 s = _mm512_set1_ps(p.scale), zx = _mm512_set1_ps(float(p.x_zp));
-  const __m512 lo = _mm512_set1_ps(float(-p.y_zp)), hi = _mm512_set1_ps(float(255 - p.y_zp));
-  const __m512i zy = _mm512_set1_epi32(p.y_zp);
-  int64_t i = 0;
-  for (; i + 16 <= p.cols; i += 16)
-    store16(y + i, _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_sub_ps(load16(x + i), zx), s), lo), hi), zy);
-  qrequant_n(p, x + i, y + i, p.cols - i);
-}
-
 void scale_row(const QScaleParams& p, const uint8_t* x, const float* m, float m0, uint8_t* y, int64_t n) {
   const __m512 zx = _mm512_set1_ps(float(p.x_zp)), b = _mm512_set1_ps(m0);
   const __m512 lo = _mm512_set1_ps(float(-p.y_zp)), hi = _mm512_set1_ps(float(255 - p.y_zp));
@@ -70,16 +60,12 @@ void add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y, pt
   }, std::size_t((p.n + kBlock - 1) / kBlock), kPoolFlags);
 }
 
-void requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
-  qrequant_rows(p, x, y, pool, requant_row);
-}
-
 void scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool) {
   qscale_rows(p, x, g, m, y, pool, scale_row);
 }
 
 }  // namespace
 
-extern const QEltwiseKernel qeltwise_u8_avx512 = {"qeltwise_u8_avx512", accepts, add, requant, scale};
+extern const QEltwiseKernel qeltwise_u8_avx512 = {"qeltwise_u8_avx512", accepts, add, scale};
 
 }  // namespace systolic::kernels

@@ -1,4 +1,5 @@
-// Reference uint8 add and requantizing copy (scalar), and the kernel list with its dispatch.
+// Reference uint8 add, requantizing copy and channel scale (scalar), and the kernel list with
+// its dispatch.
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -23,15 +24,6 @@ void qrequant_n(const QRequantParams& p, const uint8_t* x, uint8_t* y, int64_t n
     const float t = std::fmin(std::fmax((static_cast<float>(x[i]) - static_cast<float>(p.x_zp)) * p.scale, lo), hi);
     y[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + p.y_zp);
   }
-}
-
-void qrequant_rows(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool,
-                   void (*row)(const QRequantParams&, const uint8_t* x, uint8_t* y)) {
-  const int64_t per_task = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(p.cols, 1));
-  pthreadpool_parallelize_1d(pool, [&](std::size_t t) {
-    const int64_t r1 = std::min(p.rows, (int64_t(t) + 1) * per_task);
-    for (int64_t r = int64_t(t) * per_task; r < r1; ++r) row(p, x + r * p.src_stride, y + r * p.dst_stride);
-  }, std::size_t((p.rows + per_task - 1) / per_task), kPoolFlags);
 }
 
 float qscale_multiplier(const QScaleParams& p, const uint8_t* g, int64_t i, int64_t c) {
@@ -77,19 +69,13 @@ void ref_add(const QAddParams& p, const uint8_t* a, const uint8_t* b, uint8_t* y
   }, std::size_t((p.n + kBlock - 1) / kBlock), kPoolFlags);
 }
 
-void ref_requant_row(const QRequantParams& p, const uint8_t* x, uint8_t* y) { qrequant_n(p, x, y, p.cols); }
-
-void ref_requant(const QRequantParams& p, const uint8_t* x, uint8_t* y, pthreadpool_t pool) {
-  qrequant_rows(p, x, y, pool, ref_requant_row);
-}
-
 void ref_scale(const QScaleParams& p, const uint8_t* x, const uint8_t* g, float* m, uint8_t* y, pthreadpool_t pool) {
   qscale_rows(p, x, g, m, y, pool, qscale_n);
 }
 
 }  // namespace
 
-extern const QEltwiseKernel qeltwise_u8_ref = {"qeltwise_u8_ref", ref_accepts, ref_add, ref_requant, ref_scale};
+extern const QEltwiseKernel qeltwise_u8_ref = {"qeltwise_u8_ref", ref_accepts, ref_add, ref_scale};
 
 #define SYSTOLIC_QELTWISE_KERNEL(k) extern const QEltwiseKernel k;
 #include "kernels/qeltwise/qeltwise.inc"

@@ -19,10 +19,24 @@ struct QLutKernel {
   const char* name;
   bool (*accepts)(const CpuFeatures&, std::string* why);
   void (*apply)(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthreadpool_t);
-  // In place, on the calling thread: `rows` runs of n bytes, `stride` bytes apart. An int8
-  // conv's epilogue calls it on the rows it has just written (QRequant::lut), still in L1.
-  void (*rows)(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride);
+  // On the calling thread: row r of n bytes at y + r * ys from the one at x + r * xs (x == y and
+  // xs == ys: in place). An int8 conv's epilogue calls it on the rows it has just written
+  // (QRequant::lut), still in cache; qlut_parts on a Concat's inputs.
+  void (*rows)(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n, int64_t rows);
 };
+
+// One input of qlut_parts: `rows` rows of n bytes through `table`, x and y row strides apart.
+struct QLutPart {
+  const uint8_t* table = nullptr;
+  const uint8_t* x = nullptr;
+  uint8_t* y = nullptr;
+  int64_t n = 0, xs = 0, ys = 0;
+};
+
+// Every part's rows 0..rows through k.rows, the rows split over the pool in blocks of about
+// 16 KB of output: a uint8 Concat whose inputs are requantized into their channel slices (a
+// requantization of one byte is a table of its 256 values), all inputs in one dispatch.
+void qlut_parts(const QLutKernel& k, const QLutPart* parts, int count, int64_t rows, pthreadpool_t pool);
 
 const QLutKernel* qlut_kernels(std::size_t* count);
 const QLutKernel* qlut_select(const CpuFeatures&, std::string* log = nullptr);

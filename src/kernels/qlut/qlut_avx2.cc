@@ -47,14 +47,15 @@ void apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthrea
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
-void rows_in_place(const uint8_t* table, uint8_t* y, int64_t n, int64_t count, int64_t stride) {
+void strided_rows(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n,
+                  int64_t count) {
   __m256i rows[16];
   load_rows(table, rows);
-  for (int64_t r = 0; r < count; ++r) block(rows, table, y + r * stride, y + r * stride, n);
+  for (int64_t r = 0; r < count; ++r) block(rows, table, x + r * xs, y + r * ys, n);
 }
 
 }  // namespace
 
-extern const QLutKernel qlut_u8_avx2 = {"qlut_u8_avx2", accepts, apply, rows_in_place};
+extern const QLutKernel qlut_u8_avx2 = {"qlut_u8_avx2", accepts, apply, strided_rows};
 
 }  // namespace systolic::kernels

@@ -41,10 +41,10 @@ void apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pthrea
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
-void rows(const uint8_t* table, uint8_t* y, int64_t n, int64_t count, int64_t stride) {
+void rows(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n, int64_t count) {
   __m512i t[4];
   for (int k = 0; k < 4; ++k) t[k] = _mm512_loadu_si512(table + 64 * k);
-  for (int64_t r = 0; r < count; ++r) block(t, y + r * stride, y + r * stride, n);
+  for (int64_t r = 0; r < count; ++r) block(t, x + r * xs, y + r * ys, n);
 }
 
 }  // namespace

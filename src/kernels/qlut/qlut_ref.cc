@@ -22,8 +22,8 @@ void ref_apply(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, pt
   }, std::size_t((n + kQLutBlock - 1) / kQLutBlock), kPoolFlags);
 }
 
-void ref_rows(const uint8_t* table, uint8_t* y, int64_t n, int64_t rows, int64_t stride) {
-  for (int64_t r = 0; r < rows; ++r) qlut_n(table, y + r * stride, y + r * stride, n);
+void ref_rows(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) qlut_n(table, x + r * xs, y + r * ys, n);
 }
 
 }  // namespace
@@ -42,6 +42,20 @@ const QLutKernel* qlut_kernels(std::size_t* count) {
   };
   *count = sizeof(kKernels) / sizeof(kKernels[0]);
   return kKernels;
+}
+
+void qlut_parts(const QLutKernel& k, const QLutPart* parts, int count, int64_t rows, pthreadpool_t pool) {
+  int64_t row_bytes = 0;
+  for (int i = 0; i < count; ++i) row_bytes += parts[i].n;
+  if (rows <= 0 || row_bytes <= 0) return;
+  const int64_t per = std::max<int64_t>(1, (16 << 10) / row_bytes);
+  pthreadpool_parallelize_1d(pool, [&](std::size_t b) {
+    const int64_t r0 = int64_t(b) * per, nr = std::min(per, rows - r0);
+    for (int i = 0; i < count; ++i) {
+      const QLutPart& q = parts[i];
+      k.rows(q.table, q.x + r0 * q.xs, q.xs, q.y + r0 * q.ys, q.ys, q.n, nr);
+    }
+  }, std::size_t((rows + per - 1) / per), kPoolFlags);
 }
 
 const QLutKernel* qlut_select(const CpuFeatures& cpu, std::string* log) {
