@@ -145,11 +145,18 @@ SYSTOLIC_INLINE void store(const Out& o, typename T::V (&acc)[NV], const typenam
 }
 
 // The epilogue of n < W channels (one natural-order vector, bias not added): through a stack
-// copy and the scalar form of the arithmetic.
+// copy and the scalar form of the arithmetic, or the traits' masked requant_rows for u8.
 template <class T>
 void store_n(const Out& o, typename T::V acc, long pix, int c, int n) {
   alignas(64) int32_t tmp[T::W];
   T::store32(tmp, acc);
+  if constexpr (requires { T::kMaskedTail; }) {
+    if (T::kMaskedTail && !o.f32) {
+      const uint8_t* r = o.res ? static_cast<const uint8_t*>(o.res) + pix * o.rs + c : nullptr;
+      T::requant_rows(tmp, 0, 1, n, o.bias + c, o.scale + c, r, 0, o.rq, static_cast<uint8_t*>(o.dst) + pix * o.ds + c, 0);
+      return;
+    }
+  }
   for (int e = 0; e < n; ++e) tmp[e] += o.bias[c + e];
   if (o.f32) {
     const float* r = o.res ? static_cast<const float*>(o.res) + pix * o.rs + c : nullptr;
@@ -181,18 +188,27 @@ void pixel(const Ctx& x, int n_img, int oy, int ox, int c, int n) {
     return col_in && unsigned(iy) < unsigned(p.ih) ? img + (long(iy) * p.iw + ix) * x.ss : pad;
   };
   alignas(64) uint8_t ba[64] = {}, bb[64] = {};
+  constexpr bool kMasked = NV == 1 && requires { T::kMaskedTaps; };
   for (int kx = 0; kx < p.kw; ++kx) {
     const int ix = ix0 + kx * p.dw;
     const bool col_in = unsigned(ix) < unsigned(p.iw);
     for (int pr = 0; pr < x.P; ++pr, w += CB * 2) {
       const uint8_t* ta = tap(2 * pr, ix, col_in);
       const uint8_t* tb = 2 * pr + 1 < p.kh ? tap(2 * pr + 1, ix, col_in) : nullptr;
+      V col[NV];
+      if constexpr (kMasked) {
+        if (ragged) {
+          if (tb) T::pairs_n(ta, tb, n, col);
+          else T::singles_n(ta, n, col);
+          acc[0] = T::madd(acc[0], col[0], w);
+          continue;
+        }
+      }
       if (ragged) {
         std::memcpy(ba, ta, n);
         ta = ba;
         if (tb) std::memcpy(bb, tb, n), tb = bb;
       }
-      V col[NV];
       if (tb) T::template pairs<NV>(ta, tb, col);
       else T::template singles<NV>(ta, col);
 #pragma GCC unroll 2

@@ -41,6 +41,18 @@ struct QDwAvx512 : QEpilogueAvx512 {
       out[0] = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
     }
   }
+  // pairs<1>() and singles<1>() of the first n < 16 channels through masked loads (the rest 0):
+  // a ragged channel tail (ShuffleNet's 58 = 32 + 16 + 10) without copying each tap first.
+  static constexpr bool kMaskedTaps = true;
+  static void pairs_n(const uint8_t* a, const uint8_t* b, int n, V (&out)[1]) {
+    const __mmask16 m = __mmask16((1u << n) - 1);
+    const __m128i va = _mm_maskz_loadu_epi8(m, a), vb = _mm_maskz_loadu_epi8(m, b);
+    out[0] = _mm512_cvtepu8_epi16(_mm256_set_m128i(_mm_unpackhi_epi8(va, vb), _mm_unpacklo_epi8(va, vb)));
+  }
+  static void singles_n(const uint8_t* a, int n, V (&out)[1]) {
+    out[0] = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(__mmask16((1u << n) - 1), a));
+  }
+
   // Natural order (channels 0-15, 16-31) to the step's (0-3 8-11 16-19 24-27, 4-7 12-15 20-23
   // 28-31) and back; dword indices into the pair (first 0-15, second 16-31).
   static void to_perm(V (&v)[2]) {
