@@ -87,6 +87,7 @@ Status lower_bf16(ir::Graph&, PassContext&);
 Status layout_assignment(ir::Graph&, PassContext&);
 Status fuse_quantize_reorder(ir::Graph&, PassContext&);
 Status fuse_lut(ir::Graph&, PassContext&);
+Status fold_pad(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);
 

@@ -25,6 +25,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"batch_axis", batch_axis},
       {"fold_qdq", fold_qdq},
       {"dead_code_elimination", dead_code_elimination},
+      {"fold_pad", fold_pad},
       {"convtranspose_to_conv", convtranspose_to_conv},
       {"fold_batchnorm", fold_batchnorm},
       {"prune_conv_taps", prune_conv_taps},
