@@ -2,6 +2,7 @@
 // (Identity, Dropout without a used mask, a Pad of zeros) by rewiring their consumers to the
 // input.
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace systolic::passes {
 
@@ -10,17 +11,8 @@ namespace {
 // A Pad that adds nothing (every pad a constant 0: PyTorch's export of DenseNet's average
 // pools writes one) and keeps its input's quantization.
 bool zero_pad(const ir::Graph& g, const ir::Node& n) {
-  if (n.op != ir::Op::Pad || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
-  const ir::Tensor& x = g.t(n.inputs[0]);
-  const ir::Tensor& y = g.t(n.outputs[0]);
-  if (!(y.quant.empty() || (y.quant.scale == x.quant.scale && y.quant.zero_point == x.quant.zero_point))) return false;
-  std::vector<int64_t> pads = n.ints("pads");
-  if (n.in(1) >= 0) {
-    const ir::Tensor& p = g.t(n.in(1));
-    if (!p.is_const() || p.dtype != ir::DType::i64) return false;
-    pads.assign(p.as<int64_t>(), p.as<int64_t>() + p.numel());
-  }
-  if (pads.empty() && n.in(1) < 0) return false;
+  std::vector<int64_t> pads;
+  if (!pad_amounts(g, n, &pads)) return false;
   for (int64_t v : pads)
     if (v != 0) return false;
   return true;

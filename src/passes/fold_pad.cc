@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "passes/pass.h"
+#include "passes/pattern.h"
 
 namespace systolic::passes {
 namespace {
@@ -15,18 +16,12 @@ namespace {
 // The Pad's H and W amounts {top, left, bottom, right} if it is a constant-zero pad of the
 // spatial axes of a 4-D tensor only, else false.
 bool spatial_zero_pad(const ir::Graph& g, const ir::Node& n, int64_t hw[4]) {
-  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  std::vector<int64_t> pads;
+  if (!pad_amounts(g, n, &pads) || n.outputs.size() != 1) return false;
   if (n.s("mode", "constant") != "constant" || n.in(3) >= 0) return false;  // no axes input
   const ir::Tensor& x = g.t(n.inputs[0]);
   const ir::Tensor& y = g.t(n.outputs[0]);
   if (x.shape.size() != 4 || y.shape.size() != 4 || x.dtype != ir::DType::f32) return false;
-  if (!(y.quant.empty() || (y.quant.scale == x.quant.scale && y.quant.zero_point == x.quant.zero_point))) return false;
-  std::vector<int64_t> pads = n.ints("pads");
-  if (n.in(1) >= 0) {
-    const ir::Tensor& p = g.t(n.in(1));
-    if (!p.is_const() || p.dtype != ir::DType::i64) return false;
-    pads.assign(p.as<int64_t>(), p.as<int64_t>() + p.numel());
-  }
   if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5]) return false;
   for (int64_t v : pads)
     if (v < 0) return false;

@@ -1,5 +1,5 @@
-// Small helpers the pattern-matching passes (fuse_gelu, fuse_layernorm, layout_assignment) and
-// the runtime's step preparation share.
+// Small helpers the pattern-matching passes (fuse_gelu, fuse_layernorm, layout_assignment,
+// dead_code_elimination, fold_pad) and the runtime's step preparation share.
 #pragma once
 #include <vector>
 
@@ -25,6 +25,22 @@ inline bool int_scalar_const(const ir::Graph& g, int id, int64_t* v) {
   else if (t.dtype == ir::DType::i32) *v = t.as<int32_t>()[0];
   else return false;
   return true;
+}
+
+// A Pad node's amounts (its constant int64 input, or the pads attribute of older opsets) that
+// keeps its input's quantization, if both hold.
+inline bool pad_amounts(const ir::Graph& g, const ir::Node& n, std::vector<int64_t>* pads) {
+  if (n.op != ir::Op::Pad || n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
+  const ir::Tensor& x = g.t(n.inputs[0]);
+  const ir::Tensor& y = g.t(n.outputs[0]);
+  if (!(y.quant.empty() || (y.quant.scale == x.quant.scale && y.quant.zero_point == x.quant.zero_point))) return false;
+  *pads = n.ints("pads");
+  if (n.in(1) >= 0) {
+    const ir::Tensor& p = g.t(n.in(1));
+    if (!p.is_const() || p.dtype != ir::DType::i64) return false;
+    pads->assign(p.as<int64_t>(), p.as<int64_t>() + p.numel());
+  }
+  return !pads->empty();
 }
 
 // The operand of binary `n` that is not `id`, or -1 when `id` is not an operand.
