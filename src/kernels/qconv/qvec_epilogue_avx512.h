@@ -22,21 +22,41 @@ struct QEpilogueAvx512 {
   static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
 
   // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
-  static __m512 mid(__m512 t, const QRequant& rq, int m) {
-    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.mid_lo[m])), _mm512_set1_ps(rq.mid_hi[m]));
-    return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                         _mm512_set1_ps(rq.mid_scale[m]));
+  static __m512 grid(__m512 t, __m512 lo, __m512 hi, __m512 s) {
+    t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
+    return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), s);
   }
 
+  // The steps between the scale and the final clamp (mid 1, the residual, mid 2), their
+  // constants in registers (the loops over rows below hold one across rows).
+  struct Steps {
+    int mid;
+    __m512 rzp, rsc, lo0, hi0, s0, lo1, hi1, s1;
+    explicit Steps(const QRequant& rq)
+        : mid(rq.mid), rzp(_mm512_set1_ps(float(rq.res_zp))), rsc(_mm512_set1_ps(rq.res_scale)),
+          lo0(_mm512_set1_ps(rq.mid_lo[0])), hi0(_mm512_set1_ps(rq.mid_hi[0])), s0(_mm512_set1_ps(rq.mid_scale[0])),
+          lo1(_mm512_set1_ps(rq.mid_lo[1])), hi1(_mm512_set1_ps(rq.mid_hi[1])), s1(_mm512_set1_ps(rq.mid_scale[1])) {}
+    // t with the residual's bytes r8 where `res`.
+    __m512 apply(__m512 t, bool res, __m128i r8) const {
+      if (mid & 1) t = grid(t, lo0, hi0, s0);
+      if (res) t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
+      if (mid & 2) t = grid(t, lo1, hi1, s1);
+      return t;
+    }
+  };
+
   static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
+    // One vector: each constant is broadcast only on the branch that needs it.
     __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
-    if (rq.mid & 1) t = mid(t, rq, 0);
+    if (rq.mid & 1)
+      t = grid(t, _mm512_set1_ps(rq.mid_lo[0]), _mm512_set1_ps(rq.mid_hi[0]), _mm512_set1_ps(rq.mid_scale[0]));
     if (res) {
       const __m512 r = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(res))));
       t = _mm512_add_ps(t,
                         _mm512_mul_ps(_mm512_sub_ps(r, _mm512_set1_ps(float(rq.res_zp))), _mm512_set1_ps(rq.res_scale)));
     }
-    if (rq.mid & 2) t = mid(t, rq, 1);
+    if (rq.mid & 2)
+      t = grid(t, _mm512_set1_ps(rq.mid_lo[1]), _mm512_set1_ps(rq.mid_hi[1]), _mm512_set1_ps(rq.mid_scale[1]));
     t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(rq.lo)), _mm512_set1_ps(rq.hi));
     const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), _mm512_set1_epi32(rq.zp));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm512_cvtepi32_epi8(q));  // q is in [0, 255]
@@ -52,25 +72,15 @@ struct QEpilogueAvx512 {
     const V b = _mm512_maskz_loadu_epi32(m, bias);
     const __m512 s = _mm512_maskz_loadu_ps(m, scale), lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
     const __m512i zp = _mm512_set1_epi32(rq.zp);
-    const __m512 rzp = _mm512_set1_ps(float(rq.res_zp)), rsc = _mm512_set1_ps(rq.res_scale);
-    const int mid = rq.mid;
-    const __m512 m_lo0 = _mm512_set1_ps(rq.mid_lo[0]), m_hi0 = _mm512_set1_ps(rq.mid_hi[0]), m_s0 = _mm512_set1_ps(rq.mid_scale[0]);
-    const __m512 m_lo1 = _mm512_set1_ps(rq.mid_lo[1]), m_hi1 = _mm512_set1_ps(rq.mid_hi[1]), m_s1 = _mm512_set1_ps(rq.mid_scale[1]);
-    auto step = [](__m512 t, __m512 l, __m512 h, __m512 sc) {
-      t = _mm512_min_ps(_mm512_max_ps(t, l), h);
-      return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
-    };
+    const Steps st(rq);
     for (int i = 0; i < rows; ++i) {
       __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(load32(c + i * ldc), b)), s);
-      if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
-      if (res) {
-        // A plain load where the row is whole: on the Zen 5 measured, a masked byte load that
-        // missed the cache stalled the 1x1 64->256 conv with a residual at batch 16 to half speed.
-        const __m128i r8 = n >= W ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs))
-                                  : _mm_maskz_loadu_epi8(m, res + i * rs);
-        t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
-      }
-      if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
+      // A plain residual load where the row is whole: on the Zen 5 measured, a masked byte load
+      // that missed the cache stalled the 1x1 64->256 conv with a residual at batch 16 to half speed.
+      const __m128i r8 = !res      ? _mm_setzero_si128()
+                         : n >= W  ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs))
+                                   : _mm_maskz_loadu_epi8(m, res + i * rs);
+      t = st.apply(t, res != nullptr, r8);
       t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), zp);
       // q is in [0, 255]. A plain store where the row is whole, as for the residual: masked
@@ -102,27 +112,16 @@ struct QEpilogueAvx512 {
     const __m512i zp16 = _mm512_set1_epi16(int16_t(rq.zp));
     // packs/packus interleave 128-bit lanes: dword 4L + v holds vector v's lane L.
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m512 rzp = _mm512_set1_ps(float(rq.res_zp)), rsc = _mm512_set1_ps(rq.res_scale);
-    const int mid = rq.mid;
-    const __m512 m_lo0 = _mm512_set1_ps(rq.mid_lo[0]), m_hi0 = _mm512_set1_ps(rq.mid_hi[0]), m_s0 = _mm512_set1_ps(rq.mid_scale[0]);
-    const __m512 m_lo1 = _mm512_set1_ps(rq.mid_lo[1]), m_hi1 = _mm512_set1_ps(rq.mid_hi[1]), m_s1 = _mm512_set1_ps(rq.mid_scale[1]);
-    auto step = [](__m512 t, __m512 l, __m512 h, __m512 sc) {
-      t = _mm512_min_ps(_mm512_max_ps(t, l), h);
-      return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
-    };
+    const Steps st(rq);
     for (int i = 0; i < rows; ++i) {
       __m512i q[4];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         __m512i a = load32(c + i * ldc + j * W);
         if (bias) a = _mm512_add_epi32(a, b[j]);
-        __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]);
-        if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
-        if (res) {
-          const __m128i r8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs + j * W));
-          t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
-        }
-        if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
+        const __m128i r8 =
+            res ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs + j * W)) : _mm_setzero_si128();
+        __m512 t = st.apply(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]), res != nullptr, r8);
         if (keep_lo) t = _mm512_max_ps(t, lo);
         q[j] = _mm512_cvtps_epi32(_mm512_min_ps(t, hi));
       }
