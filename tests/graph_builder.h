@@ -152,4 +152,18 @@ inline int int8_weights(GraphBuilder& b, const std::string& name, const ir::Shap
   return w;
 }
 
+// A QDQ squeeze-excitation block (EfficientNet's, MobileNetV3's) on x {N, 8, H, W}: a 3x3 conv to
+// 16 channels, then the gate (global pool, 1x1 conv, sigmoid) multiplying it; returns the
+// quantized product. `gate_name` names the Mul.
+inline int qdq_squeeze_excitation(GraphBuilder& b, int x, const std::string& gate_name = "") {
+  using ir::Op;
+  int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  c = qdq(b, c, 0.03f, 120, "c");
+  const int pooled = qdq(b, b.node(Op::GlobalAveragePool, {c})[0], 0.01f, 100, "p");
+  const int fc = qdq(b, b.node(Op::Conv, {pooled, int8_weights(b, "fc", {16, 16, 1, 1}, {0.01f})})[0], 0.05f, 128, "fc");
+  const int gate = qdq(b, b.node(Op::Sigmoid, {fc})[0], 1.f / 255.f, 0, "gate");
+  return qdq(b, b.node(Op::Mul, {c, gate}, 1, gate_name)[0], 0.02f, 110, "y");
+}
+
 }  // namespace systolic::testing

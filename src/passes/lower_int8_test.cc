@@ -142,14 +142,7 @@ TEST(LowerInt8, UnfusedAddAndConcatRunOnUint8) {
 // with no reorder, and computes the model's values.
 TEST(LowerInt8, QdqSqueezeExcitationGateRunsOnUint8) {
   GraphBuilder b;
-  const int x = b.input("x", {2, 8, 6, 6});
-  int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f})})[0];
-  b.last().set_ints("pads", {1, 1, 1, 1});
-  c = qdq(b, c, 0.03f, 120, "c");
-  const int pooled = qdq(b, b.node(Op::GlobalAveragePool, {c})[0], 0.01f, 100, "p");
-  const int fc = qdq(b, b.node(Op::Conv, {pooled, int8_weights(b, "fc", {16, 16, 1, 1}, {0.01f})})[0], 0.05f, 128, "fc");
-  const int gate = qdq(b, b.node(Op::Sigmoid, {fc})[0], 1.f / 255.f, 0, "gate");
-  const int y = qdq(b, b.node(Op::Mul, {c, gate}, 1, "se")[0], 0.02f, 110, "y");
+  const int y = qdq_squeeze_excitation(b, b.input("x", {2, 8, 6, 6}), "se");
   b.output(b.node(Op::Exp, {y})[0]);
   auto p = compile_given(b.g);
   ASSERT_TRUE(p.ok()) << p.status().message();

@@ -125,14 +125,7 @@ TEST(SessionAllocations, SmallConvNetRunsWithoutAllocating) {
 TEST(SessionAllocations, Int8GateAndTablesRunWithoutAllocating) {
   using ir::Op;
   GraphBuilder b;
-  const int x = b.input("image", {2, 8, 6, 6});
-  int c = b.node(Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {16, 8, 3, 3}, {0.002f})})[0];
-  b.last().set_ints("pads", {1, 1, 1, 1});
-  c = qdq(b, c, 0.03f, 120, "c");
-  const int pooled = qdq(b, b.node(Op::GlobalAveragePool, {c})[0], 0.01f, 100, "p");
-  const int fc = qdq(b, b.node(Op::Conv, {pooled, int8_weights(b, "fc", {16, 16, 1, 1}, {0.01f})})[0], 0.05f, 128, "fc");
-  const int gate = qdq(b, b.node(Op::Sigmoid, {fc})[0], 1.f / 255.f, 0, "gate");
-  const int y = qdq(b, b.node(Op::Mul, {c, gate})[0], 0.02f, 110, "y");
+  const int y = qdq_squeeze_excitation(b, b.input("image", {2, 8, 6, 6}));
   const int h = qdq(b, b.node(Op::HardSwish, {y})[0], 0.02f, 20, "h");
   b.output(b.node(Op::Conv, {h, int8_weights(b, "w2", {4, 16, 1, 1}, {0.01f})})[0]);
   plan::CompileOptions co;
