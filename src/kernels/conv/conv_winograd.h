@@ -3,19 +3,18 @@
 // times ic x oc, run by the implicit-GEMM microkernel), and each result tile becomes mxm outputs
 // with the epilogue fused. F(4x4): 4x fewer multiplies than direct 3x3 on whole tiles, packed
 // weights 4x larger; F(2x2): 2.25x fewer, weights 1.8x larger. Transforms and weight traffic
-// cost, so conv_winograd.cc accepts each only where it wins. Each pool thread keeps its tile
-// block's transformed input and GEMM results in a scratch buffer of its own (thread_local, grown
-// on first use), since the pool does not say which thread runs a task.
+// cost, so conv_winograd.cc accepts each only where it wins. A task keeps its tile block's
+// transformed input and GEMM results in its thread's scratch buffer (kernels/thread_scratch.h).
 #pragma once
 #include <algorithm>
 #include <cstdlib>
-#include <memory>
 
 #include "base/threadpool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/igemm_blocking.h"
 #include "kernels/conv/winograd_blocking.h"
 #include "kernels/gemm/igemm_microkernel.h"
+#include "kernels/thread_scratch.h"
 
 namespace systolic::kernels::winograd {
 
@@ -109,20 +108,6 @@ void pack(const ConvParams& p, const float* w, float* out) {
 }
 
 namespace {
-
-// One thread's transformed input and GEMM results, grown on demand and kept for later calls.
-inline float* scratch(std::size_t floats) {
-  struct Buf {
-    std::unique_ptr<float, decltype(&std::free)> p{nullptr, std::free};
-    std::size_t n = 0;
-  };
-  thread_local Buf b;
-  if (b.n < floats) {
-    b.p.reset(static_cast<float*>(std::aligned_alloc(64, (floats * 4 + 63) / 64 * 64)));
-    b.n = b.p ? floats : 0;
-  }
-  return b.p.get();
-}
 
 struct Ctx {
   ConvParams p;
@@ -270,7 +255,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
   auto task = [&](std::size_t b, std::size_t gi) {
     const long t0 = long(b) * x.tb;
     const int nt = int(std::min(x.tb, x.tiles - t0));
-    float* v = scratch(std::size_t(kElems) * x.tb * (x.icp + NR));
+    float* v = static_cast<float*>(thread_scratch(std::size_t(kElems) * x.tb * (x.icp + NR) * sizeof(float)));
     if (!v) std::abort();  // out of memory for a few MiB: nothing sensible is left to do
     float* m = v + std::size_t(kElems) * x.tb * x.icp;
     transform_input<F, T>(x, t0, nt, v);
