@@ -15,9 +15,10 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 8;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+constexpr uint32_t kPlanVersion = 9;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
                                       // 6: dynamic tail; 7: micro-batch; 8: uint8 tables, fused into int8
-                                      // convs too (a binary that reads 7 would skip q_table silently)
+                                      // convs too (a binary that reads 7 would skip q_table silently); 9: int8
+                                      // Winograd on AVX2 (cached int8 plans recompile to take it)
 
 struct CompileStats {
   int64_t nodes_before = 0;

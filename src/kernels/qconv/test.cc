@@ -395,6 +395,47 @@ TEST(QConv, Threads) {
   check({1, 512, 3, 3, 72, 3, 3, 1, 1, 1, 1, 1, 1}, o);
 }
 
+// The int8 Winograd F(2x2, 3x3) (AVX2 machines without VNNI, or capped to AVX2): exact, so the
+// reference's bytes, over odd sizes (ragged last tiles), pads of 0-2 on each side, tile runs
+// across rows and images, per-channel zero points, the QDQ roundings, residuals in slices,
+// a fused table and two threads.
+TEST(QConv, WinogradTilesAreExact) {
+  const QConvKernel* wino = qconv_find("qconv_u8s8_winograd_f2x3_avx2");
+  ASSERT_NE(wino, nullptr);
+  const std::vector<Shape> shapes = {
+      {1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1},  {2, 32, 9, 11, 48, 3, 3, 1, 1, 1, 1, 1, 1},
+      {1, 16, 14, 12, 32, 3, 3, 1, 1, 0, 0, 0, 0},  {1, 48, 11, 13, 16, 3, 3, 1, 1, 1, 0, 2, 1},
+      {3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 256, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1},
+      {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // 16 tiles, the panels split across tasks
+  std::string why;
+  QConvParams q;
+  q.conv = make(shapes[0]);
+  const bool here = wino->accepts(q, host_cpu(), &why);
+  if (!here) std::printf("note: %s does not run here: %s\n", wino->name, why.c_str());
+  ran_names().clear();
+  unsigned seed = 1;
+  for (const Shape& s : shapes) {
+    Options o;
+    o.zx = seed % 2 ? -1 : 255;
+    o.zp = seed % 3 ? 0 : 200;
+    EXPECT_GE(check(s, o, seed++), 2);
+    o.residual = true, o.relu = true, o.mid = 3, o.src_pad = 3, o.dst_pad = 1, o.res_pad = 2, o.threads = 2;
+    EXPECT_GE(check(s, o, seed++), 2);
+    o.lut = true, o.mid = 0, o.src_pad = 0;
+    EXPECT_GE(check(s, o, seed++), 2);
+  }
+  if (here) EXPECT_TRUE(ran_names().count(wino->name));
+  // Where it steps aside: strides, other kernels, channels off the vector width, float output.
+  for (const Shape& s : {Shape{1, 16, 10, 10, 16, 3, 3, 2, 1, 1, 1, 1, 1}, Shape{1, 16, 10, 10, 16, 5, 5},
+                         Shape{1, 24, 10, 10, 16, 3, 3}, Shape{1, 16, 10, 10, 24, 3, 3}}) {
+    q.conv = make(s);
+    EXPECT_FALSE(wino->accepts(q, host_cpu(), &why));
+  }
+  q.conv = make(shapes[0]);
+  q.out_f32 = 1;
+  EXPECT_FALSE(wino->accepts(q, host_cpu(), &why));
+}
+
 TEST(QConv, RandomShapes) {
   std::mt19937 rng(42);
   for (int it = 0; it < 40; ++it) {
