@@ -1,13 +1,13 @@
-// Int8 Winograd F(2x2, 3x3) conv, exact: for 3x3 stride-1 convs on instruction sets whose only
-// int8 product is the 16-bit one (AVX2's vpmaddwd), where activations are widened to int16
-// anyway. An input tile's 4x4 bytes become 16 int16 values (B^T d B: sums and differences,
-// |v| <= 4 x 255), the weights become 2G g (2G)^T (int16, |u| <= 9 x 128: G's halves doubled),
-// and each of the 16 elements is an int16 GEMM with int32 sums. The output transform (sums and
-// differences) gives 4x the direct conv's window sums; every step is a ring operation, so the
-// int32 results are exact wherever that final value fits, which kMaxIc ensures, and a shift by
-// 2 gives the window sums bit for bit. 2.25x fewer products than the direct conv; the
-// requantizing epilogue is the direct kernels' (qvec_epilogue_*.h), so outputs equal the
-// reference's bytes.
+// Int8 Winograd F(2x2, 3x3) and F(3x3, 3x3) convs, exact: for 3x3 stride-1 convs on instruction
+// sets whose only int8 product is the 16-bit one (AVX2's vpmaddwd), where activations are
+// widened to int16 anyway. An input tile's bytes become int16 values (B^T d B: small integer
+// combinations), the weights become (sG) g (sG)^T with G's fractions scaled away (int16), and
+// each element is an int16 GEMM with int32 sums. The output transform gives s^2 times the
+// direct conv's window sums; every step is a ring operation, so int32 wraparound in between
+// does not matter: s^2 = 4 x odd, the odd factor goes by its inverse mod 2^32 and the 4 by a
+// shift, exact wherever 4x the window sum fits int32 (kMaxIc). The requantizing epilogue is the
+// direct kernels' (qvec_epilogue_*.h), so outputs equal the reference's bytes. F(2x2): 2.25x
+// fewer products than the direct conv; F(3x3): 3.24x, on 1.56x the packed weights.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,27 +18,47 @@
 
 namespace systolic::kernels::qwinograd {
 
-constexpr int kTile = 2, kIn = 4, kElems = kIn * kIn;
+// B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], A^T = [1 1 1 0; 0 1 -1 -1], s = 2;
+// |v| <= 4 x 255, |u| <= 9 x 128.
+struct F2 {
+  static constexpr int kTile = 2, kIn = 4;
+  static constexpr int kG[kIn][3] = {{2, 0, 0}, {1, 1, 1}, {1, -1, 1}, {0, 0, 2}};  // 2G
+  static constexpr uint32_t kOdd = 1;  // s^2 = 4 x kOdd
+};
+// Points 0, 1, -1, 2: B^T = [2 -1 -2 1 0; 0 -2 -1 1 0; 0 2 -3 1 0; 0 -1 0 1 0; 0 2 -1 -2 1],
+// A^T = [1 1 1 1 0; 0 1 -1 2 0; 0 1 1 4 1], s = 6; |v| <= 36 x 255, |u| <= 81 x 128.
+struct F3 {
+  static constexpr int kTile = 3, kIn = 5;
+  static constexpr int kG[kIn][3] = {{3, 0, 0}, {-3, -3, -3}, {-1, 1, -1}, {1, 2, 4}, {0, 0, 6}};  // 6G
+  static constexpr uint32_t kOdd = 9;
+};
+
+template <class F>
+constexpr int kElems = F::kIn * F::kIn;
 constexpr int NR = 16, MR = 6;  // the AVX2 GEMM tile: 6 tiles x 16 channels
-// 4 x 9 x ic x 255 x 128 < 2^31: the output transform's value stays in int32.
+// 4 x 9 x ic x 255 x 128 < 2^31.
 constexpr int kMaxIc = 1024;
 
-// Tiles a block must hold for the weights it streams: a block does 16 x tiles x ic x oc
-// products on 16 x ic x oc x 2 bytes of weights, tiles / 2 per byte. At 12, above the AVX2
-// machines' ridge: ResNet-50's 7x7 512-channel convs at batch 1 (16 tiles) ran 3.1 ms against
-// the direct kernel's 4.1 (systolic_kernel_bench, Zen 1, 2 threads; the next element's weights
-// prefetched).
+// Tiles a block must hold for the weights it streams: a block does elems x tiles x ic x oc
+// products on elems x ic x oc x 2 bytes of weights, tiles / 2 per byte. At 12, above the AVX2
+// machines' ridge: ResNet-50's 7x7 512-channel convs at batch 1 (16 tiles of F(2x2)) ran 3.1 ms
+// against the direct kernel's 4.1 (systolic_kernel_bench, Zen 1, 2 threads; the next element's
+// weights prefetched).
 constexpr long kMinBlockTiles = 12;
 
 // 3x3, stride 1, no dilation, one group, u8 output, channels in whole vectors, and enough tiles
 // per block for the weights each block streams.
+template <class F>
 bool eligible(const QConvParams& p, std::string* why);
 
 // Packed weights: [element][panel][ic / 2][NR][2] int16 (the igemm tile's layout per element).
+template <class F>
 std::size_t packed_bytes(const QConvParams& p);
+template <class F>
 void pack(const QConvParams& p, const int8_t* w_oihw, void* packed);
 
 // The fp32 Winograd's blocking (winograd_blocking.h), counted in int16 bytes.
+template <class F>
 winograd::Grid grid(const ConvParams& p, long threads);
 
 }  // namespace systolic::kernels::qwinograd

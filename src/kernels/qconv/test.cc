@@ -395,23 +395,16 @@ TEST(QConv, Threads) {
   check({1, 512, 3, 3, 72, 3, 3, 1, 1, 1, 1, 1, 1}, o);
 }
 
-// The int8 Winograd F(2x2, 3x3) (AVX2 machines without VNNI, or capped to AVX2): exact, so the
-// reference's bytes, over odd sizes (ragged last tiles), pads of 0-2 on each side, tile runs
-// across rows and images, per-channel zero points, the QDQ roundings, residuals in slices,
-// a fused table and two threads.
+// The int8 Winograds F(2x2, 3x3) and F(3x3, 3x3) (AVX2 machines without VNNI, or capped to
+// AVX2): exact, so the reference's bytes, over odd sizes (ragged last tiles), pads of 0-2 on
+// each side, tile runs across rows and images, per-channel zero points, the QDQ roundings,
+// residuals in slices, a fused table and two threads.
 TEST(QConv, WinogradTilesAreExact) {
-  const QConvKernel* wino = qconv_find("qconv_u8s8_winograd_f2x3_avx2");
-  ASSERT_NE(wino, nullptr);
   const std::vector<Shape> shapes = {
       {1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1},  {2, 32, 9, 11, 48, 3, 3, 1, 1, 1, 1, 1, 1},
       {1, 16, 14, 12, 32, 3, 3, 1, 1, 0, 0, 0, 0},  {1, 48, 11, 13, 16, 3, 3, 1, 1, 1, 0, 2, 1},
       {3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 256, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1},
-      {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // 16 tiles, the panels split across tasks
-  std::string why;
-  QConvParams q;
-  q.conv = make(shapes[0]);
-  const bool here = wino->accepts(q, host_cpu(), &why);
-  if (!here) std::printf("note: %s does not run here: %s\n", wino->name, why.c_str());
+      {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // F(2x2): 16 tiles, the panels split across tasks
   ran_names().clear();
   unsigned seed = 1;
   for (const Shape& s : shapes) {
@@ -424,16 +417,24 @@ TEST(QConv, WinogradTilesAreExact) {
     o.lut = true, o.mid = 0, o.src_pad = 0;
     EXPECT_GE(check(s, o, seed++), 2);
   }
-  if (here) EXPECT_TRUE(ran_names().count(wino->name));
-  // Where it steps aside: strides, other kernels, channels off the vector width, float output.
-  for (const Shape& s : {Shape{1, 16, 10, 10, 16, 3, 3, 2, 1, 1, 1, 1, 1}, Shape{1, 16, 10, 10, 16, 5, 5},
-                         Shape{1, 24, 10, 10, 16, 3, 3}, Shape{1, 16, 10, 10, 24, 3, 3}}) {
-    q.conv = make(s);
-    EXPECT_FALSE(wino->accepts(q, host_cpu(), &why));
+  for (const char* name : {"qconv_u8s8_winograd_f3x3_avx2", "qconv_u8s8_winograd_f2x3_avx2"}) {
+    const QConvKernel* wino = qconv_find(name);
+    ASSERT_NE(wino, nullptr) << name;
+    std::string why;
+    QConvParams q;
+    q.conv = make(shapes[0]);
+    if (wino->accepts(q, host_cpu(), &why)) EXPECT_TRUE(ran_names().count(name)) << name;
+    else std::printf("note: %s does not run here: %s\n", name, why.c_str());
+    // Where it steps aside: strides, other kernels, channels off the vector width, float output.
+    for (const Shape& s : {Shape{1, 16, 10, 10, 16, 3, 3, 2, 1, 1, 1, 1, 1}, Shape{1, 16, 10, 10, 16, 5, 5},
+                           Shape{1, 24, 10, 10, 16, 3, 3}, Shape{1, 16, 10, 10, 24, 3, 3}}) {
+      q.conv = make(s);
+      EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+    }
+    q.conv = make(shapes[0]);
+    q.out_f32 = 1;
+    EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
   }
-  q.conv = make(shapes[0]);
-  q.out_f32 = 1;
-  EXPECT_FALSE(wino->accepts(q, host_cpu(), &why));
 }
 
 TEST(QConv, RandomShapes) {
