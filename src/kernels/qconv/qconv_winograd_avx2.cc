@@ -150,52 +150,48 @@ void transform_output(int nt, const int32_t* m, int32_t* o) {
     }
 }
 
-// The epilogue of one panel's outputs o (transform_output's layout): per run of the block's
-// tiles in one tile row, each of its two output rows is a run of pixels.
-template <class F>
-void store_panel(const Ctx& x, long t0, int nt, int pn, const int32_t* o) {
+// f(t, py, pix, npix) for each output row py of each run of the block's tiles that lies in one
+// tile row (t its first tile): that row's outputs are npix pixels from pixel index pix on.
+template <class F, class Fn>
+void for_each_row_run(const Ctx& x, long t0, int nt, Fn f) {
   constexpr int kTile = F::kTile;
   const ConvParams& p = x.qp.conv;
-  const QConvArgs& a = x.a;
   const long per_img = long(x.g.tiles_y) * x.g.tiles_x;
-  const long ch = long(pn) * NR;
   for (int t = 0; t < nt;) {
     const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
     const int ty = int(rem / x.g.tiles_x), tx = int(rem % x.g.tiles_x);
     const int run = std::min(nt - t, x.g.tiles_x - tx);
     const int ox0 = tx * kTile, npix = std::min(run * kTile, p.ow - ox0);
-    for (int py = 0; py < kTile && ty * kTile + py < p.oh; ++py) {
-      const long pix = (img * p.oh + ty * kTile + py) * p.ow + ox0;
-      const int32_t* c = o + (long(py) * nt + t) * kTile * NR;
-      for (int j = 0; j < NR; j += T::W) {
-        const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch + j : nullptr;
-        T::requant_rows(c + j, NR, npix, T::W, a.bias + ch + j, a.scale + ch + j, r, x.rs, a.rq,
-                        static_cast<uint8_t*>(a.dst) + pix * x.ds + ch + j, x.ds);
-      }
-    }
+    for (int py = 0; py < kTile && ty * kTile + py < p.oh; ++py)
+      f(t, py, (img * p.oh + ty * kTile + py) * p.ow + ox0, npix);
     t += run;
   }
+}
+
+// The epilogue of one panel's outputs o (transform_output's layout), a row of a run at a time.
+template <class F>
+void store_panel(const Ctx& x, long t0, int nt, int pn, const int32_t* o) {
+  const QConvArgs& a = x.a;
+  const long ch = long(pn) * NR;
+  for_each_row_run<F>(x, t0, nt, [&](int t, int py, long pix, int npix) {
+    const int32_t* c = o + (long(py) * nt + t) * F::kTile * NR;
+    for (int j = 0; j < NR; j += T::W) {
+      const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch + j : nullptr;
+      T::requant_rows(c + j, NR, npix, T::W, a.bias + ch + j, a.scale + ch + j, r, x.rs, a.rq,
+                      static_cast<uint8_t*>(a.dst) + pix * x.ds + ch + j, x.ds);
+    }
+  });
 }
 
 // The fused table over the pixels a task wrote, channels [c0, c1).
 template <class F>
 void lut_block(const Ctx& x, long t0, int nt, long c0, long c1) {
-  constexpr int kTile = F::kTile;
-  const ConvParams& p = x.qp.conv;
   const QRequant& rq = x.a.rq;
   if (!rq.lut) return;
-  const long per_img = long(x.g.tiles_y) * x.g.tiles_x;
-  for (int t = 0; t < nt;) {
-    const long tile = t0 + t, img = tile / per_img, rem = tile - img * per_img;
-    const int ty = int(rem / x.g.tiles_x), tx = int(rem % x.g.tiles_x);
-    const int run = std::min(nt - t, x.g.tiles_x - tx);
-    const int ox0 = tx * kTile, npix = std::min(run * kTile, p.ow - ox0);
-    for (int py = 0; py < kTile && ty * kTile + py < p.oh; ++py) {
-      uint8_t* d = static_cast<uint8_t*>(x.a.dst) + ((img * p.oh + ty * kTile + py) * p.ow + ox0) * x.ds + c0;
-      rq.lut_rows(rq.lut, d, x.ds, d, x.ds, c1 - c0, npix);
-    }
-    t += run;
-  }
+  for_each_row_run<F>(x, t0, nt, [&](int, int, long pix, int npix) {
+    uint8_t* d = static_cast<uint8_t*>(x.a.dst) + pix * x.ds + c0;
+    rq.lut_rows(rq.lut, d, x.ds, d, x.ds, c1 - c0, npix);
+  });
 }
 
 // m[e][t0 + i][NR] for R tiles of one element: the igemm tile over the transformed rows.
