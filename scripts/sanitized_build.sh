@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds TARGET... into build-san/ with clang at -O1 under AddressSanitizer and
-# UndefinedBehaviorSanitizer (any report aborts), with libFuzzer's coverage instrumentation so
-# the same tree serves the fuzz targets (scripts/fuzz.sh) and the sanitized tests
-# (scripts/sanitize.sh). Installs clang and its sanitizer runtimes when missing.
+# Builds TARGET... into build-san/ with clang under AddressSanitizer and UndefinedBehaviorSanitizer
+# (any report aborts), at -O1 but the instruction-set kernel files at -O0 (minutes each at -O1),
+# with libFuzzer's coverage instrumentation so the same tree serves the fuzz targets
+# (scripts/fuzz.sh) and the sanitized tests (scripts/sanitize.sh). Installs clang and its
+# sanitizer runtimes when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 missing=()
@@ -19,5 +20,5 @@ cmake -S . -B build-san -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -D
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_CXX_FLAGS="$san -Wno-unknown-warning-option -Wno-unknown-pragmas" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DSYSTOLIC_FUZZ=ON -DSYSTOLIC_BENCH=OFF -DSYSTOLIC_PYTHON=OFF >/dev/null
+  -DSYSTOLIC_ISA_EXTRA_FLAGS=-O0 -DSYSTOLIC_FUZZ=ON -DSYSTOLIC_BENCH=OFF -DSYSTOLIC_PYTHON=OFF >/dev/null
 cmake --build build-san -j"$(nproc)" --target "$@"
