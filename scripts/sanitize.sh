@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang at -O1 into
+# The tests under AddressSanitizer + UndefinedBehaviorSanitizer, built with clang into
 # build-san/ (scripts/sanitized_build.sh), in stages that each build only what they run:
 #   kernels  the kernel tests on this machine's instruction sets and capped to AVX2 (so an
 #            out-of-bounds vector load in a tail or pad is caught even where it would not crash)
