@@ -1,4 +1,5 @@
-# Exports torchvision models (random weights, opset 13, symbolic batch), two OCR-style
+# Exports torchvision models (random weights, opset 13, symbolic batch), a SegNet-style
+# encoder-decoder (MaxPool indices into MaxUnpool), two OCR-style
 # networks: a DBNet-like text detector (FPN, upsampling, ConvTranspose head) and a CTC text
 # recognizer whose width is symbolic too (exported as [N,3,32,W]), and two detectors with
 # their post-processing (one 320x320 image in; boxes, scores and labels out).
@@ -52,6 +53,34 @@ class TextRecognizer(nn.Module):  # CRNN-style without recurrence: convs -> colu
         return F.log_softmax(self.fc(f), dim=-1)
 
 
+class SegNet(nn.Module):  # SegNet-style: max pools remember where each maximum was, unpools put it back
+    def __init__(self, classes=12):
+        super().__init__()
+        def block(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+        self.enc = nn.ModuleList([block(3, 32), block(32, 64), block(64, 64)])
+        self.dec = nn.ModuleList([block(64, 32), block(32, 32)])
+        self.head = nn.Conv2d(32, classes, 3, padding=1)
+
+    def forward(self, x):
+        x = self.enc[0](x)
+        x, i1 = F.max_pool2d(x, 2, 2, return_indices=True)
+        x = self.enc[1](x)
+        x, i2 = F.max_pool2d(x, 2, 2, return_indices=True)
+        x = self.dec[0](F.max_unpool2d(self.enc[2](x), i2, 2, 2))
+        x = self.dec[1](F.max_unpool2d(x, i1, 2, 2))
+        return self.head(x)
+
+
+# PyTorch 1.13 has no ONNX export for max_unpool2d: SegNet's 2x2 unpools written as MaxUnpool,
+# the way users export them.
+def max_unpool2x2(g, x, indices, output_size):
+    return g.op('MaxUnpool', x, indices, kernel_shape_i=[2, 2], strides_i=[2, 2])
+
+
+torch.onnx.register_custom_op_symbolic('aten::max_unpool2d', max_unpool2x2, 11)
+
+
 specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': (m.squeezenet1_0, 224),
          'densenet121': (m.densenet121, 224), 'inception_v3': (lambda: m.inception_v3(aux_logits=False, init_weights=True), 299),
          'googlenet': (lambda: m.googlenet(aux_logits=False, init_weights=True), 224),
@@ -62,7 +91,8 @@ specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': 
          'deeplabv3_mobilenet_v3_large': (lambda: seg.deeplabv3_mobilenet_v3_large(weights_backbone=None, aux_loss=False), 224),
          'fcn_resnet50': (lambda: seg.fcn_resnet50(weights_backbone=None, aux_loss=False), 224),
          'lraspp_mobilenet_v3_large': (lambda: seg.lraspp_mobilenet_v3_large(weights_backbone=None), 224),
-         'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160))}
+         'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160)),
+         'segnet': (SegNet, 96)}
 
 
 def detector(make):

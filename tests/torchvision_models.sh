@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PyTorch exports (torchvision, random weights, opset 13) must import, compile and agree with
 # ONNX Runtime (max relative error of every output <= 1e-4): the classic CNN families,
-# transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP)
+# transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP,
+# a SegNet-style net of MaxPool indices and MaxUnpool, at batch 3)
 # and OCR-style text detection and recognition (the recognizer's width is symbolic: it runs
 # at the width of its input file), and detectors with their post-processing (SSDlite, Faster
 # R-CNN: NonZero, TopK, NonMaxSuppression, RoiAlign and If run in the plan's dynamic tail; the
@@ -21,21 +22,24 @@ if [ -n "$missing" ]; then
 fi
 models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0
         vit_b_16 swin_t convnext_tiny efficientnet_v2_s deeplabv3_mobilenet_v3_large fcn_resnet50
-        lraspp_mobilenet_v3_large text_detector text_recognizer ssdlite320_mobilenet_v3_large
+        lraspp_mobilenet_v3_large segnet text_detector text_recognizer ssdlite320_mobilenet_v3_large
         fasterrcnn_mobilenet_v3_large_320_fpn"
 mkdir -p "$out"
 cd "$out"
 todo=""
 for m in $models; do [ -f "$m.onnx" ] || todo="$todo $m"; done
 [ -z "$todo" ] || $py "$root/tests/export_torchvision.py" $todo 2>/dev/null | grep -c exported >/dev/null
-# A 32x160 text line for the recognizer (ONNX Runtime would pick width 1 for a symbolic dim).
+# A 32x160 text line for the recognizer (ONNX Runtime would pick width 1 for a symbolic dim);
+# three images for SegNet, whose max-pool indices count from the batch's first item.
 $py -c "import numpy as np; np.save('text_line.npy', np.random.RandomState(0).randn(1, 3, 32, 160).astype(np.float32))"
+$py -c "import numpy as np; np.save('segnet_batch.npy', np.random.RandomState(0).randn(3, 3, 96, 96).astype(np.float32))"
 failed=0
 for m in $models; do
   rm -rf "ort_$m" "sys_$m"
   mkdir -p "ort_$m"
   given=""
   [ "$m" != text_recognizer ] || given="input=$out/text_line.npy"
+  [ "$m" != segnet ] || given="input=$out/segnet_batch.npy"
   node "$root/bench/ort_run.js" "$m.onnx" "ort_$m" $given > /dev/null
   [ -n "$given" ] || given="input=ort_$m/input.input.npy"
   if ! "$root/build/systolic" run "$m.onnx" --input "$given" --output-dir "sys_$m" > /dev/null; then

@@ -163,7 +163,11 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {
       kernels::PoolParams p;
       SYSTOLIC_RETURN_IF_ERROR(pool_geometry(n, in[0].shape, &p));
-      kernels::pool_ref_nchw(p, in[0].as<float>(), y.as<float>());
+      if (pool_has_indices(n))
+        kernels::pool_max_indices_ref_nchw(p, in[0].as<float>(), y.as<float>(), out[1].as<int64_t>(),
+                                           n.i("storage_order", 0) == 1);
+      else
+        kernels::pool_ref_nchw(p, in[0].as<float>(), y.as<float>());
       return Status::Ok();
     }
     case Op::BatchNormalization: {

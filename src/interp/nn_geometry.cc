@@ -110,8 +110,10 @@ Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams*
   const bool global = n.op == ir::Op::GlobalAveragePool || n.op == ir::Op::GlobalMaxPool;
   std::vector<int64_t> kernel = global ? std::vector<int64_t>(x.begin() + 2, x.end()) : n.ints("kernel_shape");
   if (kernel.empty()) return Err("%s %s: kernel_shape is required", ir::op_name(n.op), n.name.c_str());
-  if (n.i("storage_order", 0) != 0)
-    return Err("%s %s: storage_order=1 is not supported", ir::op_name(n.op), n.name.c_str());
+  // storage_order only says how the Indices output numbers positions; the values ignore it.
+  const int64_t order = n.i("storage_order", 0);
+  if (order != 0 && order != 1)
+    return Err("%s %s: storage_order is %lld, not 0 or 1", ir::op_name(n.op), n.name.c_str(), static_cast<long long>(order));
   Axis h, w;
   ir::Node plain;  // global pools have no attributes
   SYSTOLIC_RETURN_IF_ERROR(spatial(global ? plain : n, x, kernel, n.i("ceil_mode", 0) != 0, &h, &w));

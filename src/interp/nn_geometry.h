@@ -10,6 +10,11 @@ namespace systolic::interp {
 
 Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p);
 Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams* p);
+// A MaxPool that also yields ONNX's Indices output: the interpreter runs it (NCHW, float), and
+// since the indices count from the batch's first item, it is not a per-item op.
+inline bool pool_has_indices(const ir::Node& n) {
+  return n.op == ir::Op::MaxPool && n.outputs.size() > 1 && n.outputs[1] >= 0;
+}
 
 // ConvParams as a flat list (stored as a node attribute in the plan) and back.
 std::vector<int64_t> encode_conv_params(const kernels::ConvParams& p);

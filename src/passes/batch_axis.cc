@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "interp/eval.h"
+#include "interp/nn_geometry.h"
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -121,6 +122,8 @@ struct Analysis {
       for (int id : n.inputs)
         if (of(id) == items && g.t(id).shape.size() != out_rank) return fail(n, "broadcasts the batch into another dim");
       ok = broadcasts(n, out_rank);
+    } else if (interp::pool_has_indices(n)) {
+      return fail(n, "numbers its Indices output from the batch's first item");
     } else if (per_item_on_input0(n.op)) {
       if (of(in0) != items || batched != 1) return fail(n, "reads the batch in an operand other than its data");
       if (n.op == Op::Tile) {

@@ -5,6 +5,7 @@
 // boundaries, one per tensor and direction.
 #include <map>
 
+#include "interp/nn_geometry.h"
 #include "passes/pass.h"
 #include "passes/pattern.h"
 
@@ -32,8 +33,8 @@ bool nhwc_native(const ir::Graph& g, const ir::Node& n) {
   if ((n.op == Op::Conv && n.i("src_u8", 0)) || n.op == Op::NormalizeImage) return true;
   if (!is_4d_activation(g.t(n.inputs[0]))) return false;
   if (n.op == Op::Conv) return g.t(n.inputs[1]).is_const();
-  return n.op == Op::MaxPool || n.op == Op::AveragePool || n.op == Op::GlobalAveragePool ||
-         n.op == Op::GlobalMaxPool;
+  return (n.op == Op::MaxPool && !interp::pool_has_indices(n)) || n.op == Op::AveragePool ||
+         n.op == Op::GlobalAveragePool || n.op == Op::GlobalMaxPool;
 }
 
 // A [1,C,1,1] or [C,1,1] operand of a 4-D tensor with C channels: one value per channel, laid

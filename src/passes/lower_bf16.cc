@@ -125,7 +125,7 @@ Status lower_bf16(ir::Graph& g, PassContext& ctx) {
       for (int i = 0; i < value_inputs(n); ++i) all &= n.inputs[i] >= 0 && bf16[n.inputs[i]];
       if (all)
         for (int o : n.outputs)
-          if (o >= 0) bf16[o] = 1;
+          if (o >= 0 && g.t(o).dtype == DType::f32) bf16[o] = 1;  // not a MaxPool's Indices
     }
     out.push_back(std::move(n));
   }

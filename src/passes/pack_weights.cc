@@ -56,8 +56,8 @@ Status pack_weights(ir::Graph& g, PassContext& ctx) {
       a.str_v = k->name;
       n.attrs["kernel"] = a;
       n.set_ints("conv_params", interp::encode_conv_params(p));
-    } else if (n.op == ir::Op::MaxPool || n.op == ir::Op::AveragePool || n.op == ir::Op::GlobalAveragePool ||
-               n.op == ir::Op::GlobalMaxPool) {
+    } else if ((n.op == ir::Op::MaxPool && !interp::pool_has_indices(n)) || n.op == ir::Op::AveragePool ||
+               n.op == ir::Op::GlobalAveragePool || n.op == ir::Op::GlobalMaxPool) {
       kernels::PoolParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &p));
       std::string why;

@@ -163,11 +163,15 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     }
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {
-      if (n.outputs.size() > 1 && n.outputs[1] >= 0)
-        return Err("MaxPool %s: the Indices output is not supported", n.name.c_str());
       kernels::PoolParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, xs, &p));
       outs[0] = r == 3 ? Shape{xs[0], xs[1], p.ow} : Shape{xs[0], xs[1], p.oh, p.ow};
+      if (interp::pool_has_indices(n)) {
+        if (dt != DType::f32)
+          return Err("MaxPool %s: an Indices output needs a float32 input, not %s", n.name.c_str(), ir::dtype_name(dt));
+        outs[1] = outs[0];
+        dts[1] = DType::i64;
+      }
       break;
     }
     case Op::Gemm: {

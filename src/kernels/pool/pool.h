@@ -10,6 +10,7 @@
 #include <pthreadpool.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "base/cpu.h"
@@ -39,5 +40,10 @@ const PoolKernel* pool_select(const PoolParams&, const CpuFeatures&, std::string
 const PoolKernel* pool_find(const std::string& name);
 
 void pool_ref_nchw(const PoolParams&, const float* src, float* dst);
+// A max pool's values and ONNX's Indices output: each maximum's flat position in the whole
+// NCHW input (batch and channel included, padding not), the first of equal maxima; with
+// `column_major` (storage_order=1) H and W swap places in that position. Values as
+// pool_ref_nchw's. Segmentation nets (SegNet, ENet) feed the indices to MaxUnpool.
+void pool_max_indices_ref_nchw(const PoolParams&, const float* src, float* dst, int64_t* indices, bool column_major);
 
 }  // namespace systolic::kernels

@@ -44,6 +44,31 @@ void pool_ref_nchw(const PoolParams& p, const float* src, float* dst) {
     }
 }
 
+void pool_max_indices_ref_nchw(const PoolParams& p, const float* src, float* dst, int64_t* indices,
+                               bool column_major) {
+  const long plane = long(p.ih) * p.iw;
+  for (long nc = 0; nc < long(p.n) * p.c; ++nc)
+    for (int oy = 0; oy < p.oh; ++oy)
+      for (int ox = 0; ox < p.ow; ++ox) {
+        // pool_one's rule (a NaN never wins); the index starts at the window's first pixel so
+        // that a window of NaN or -inf still names one it read.
+        float mx = -std::numeric_limits<float>::infinity();
+        long at = -1;
+        for (int ky = 0; ky < p.kh; ++ky)
+          for (int kx = 0; kx < p.kw; ++kx) {
+            const int iy = oy * p.sh - p.pad_t + ky * p.dh, ix = ox * p.sw - p.pad_l + kx * p.dw;
+            if (iy < 0 || iy >= p.ih || ix < 0 || ix >= p.iw) continue;
+            const long pos = column_major ? long(ix) * p.ih + iy : long(iy) * p.iw + ix;
+            const float v = src[nc * plane + long(iy) * p.iw + ix];
+            if (at < 0 || v > mx) at = pos;
+            mx = v > mx ? v : mx;
+          }
+        const long o = (nc * p.oh + oy) * p.ow + ox;
+        dst[o] = mx;
+        indices[o] = at < 0 ? 0 : nc * plane + at;
+      }
+}
+
 namespace {
 
 bool ref_accepts(const PoolParams& p, const CpuFeatures&, std::string* why) {
