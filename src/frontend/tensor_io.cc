@@ -370,7 +370,9 @@ Expected<HostTensor> load_tensor(const std::string& path) {
 
 Status save_npy(const std::string& path, const HostTensor& t) {
   SYSTOLIC_RETURN_IF_ERROR(check_tensor(path, t));
-  const char* descr = descr_for(t.dtype);
+  // numpy has no bfloat16: its bits go out as uint16, as ONNX's test data and the Python module
+  // give them (`np.load(f).astype(np.uint32) << 16` viewed as float32 reads them back).
+  const char* descr = t.dtype == DType::bf16 ? descr_for(DType::u16) : descr_for(t.dtype);
   if (!descr) return Err("%s: dtype %s has no .npy equivalent", path.c_str(), ir::dtype_name(t.dtype));
   std::string shape = "(";
   for (std::size_t i = 0; i < t.shape.size(); ++i)

@@ -16,6 +16,7 @@ Expected<runtime::HostTensor> load_tensor(const std::string& path);
 Expected<runtime::HostTensor> parse_tensor(const std::string& bytes, const std::string& where);
 
 // Writes NumPy format 1.0 (2.0 only if the header would not fit), data aligned to 64 bytes.
+// A bfloat16 tensor is written as its uint16 bits (numpy has no bfloat16).
 Status save_npy(const std::string& path, const runtime::HostTensor& t);
 
 // Writes an ONNX TensorProto with the given name, dims and raw_data.

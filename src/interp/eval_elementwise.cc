@@ -3,10 +3,12 @@
 #include <cmath>
 #include <type_traits>
 #include <cstring>
+#include <vector>
 
 #include "interp/dispatch.h"
 #include "interp/eval.h"
 #include "interp/rounding.h"
+#include "ir/half.h"
 #include "kernels/epilogue.h"
 
 namespace systolic::interp {
@@ -89,6 +91,25 @@ void cast_loop(const Src* s, Dst* d, int64_t n) {
 
 Status eval_cast(const TensorRef& in, const TensorRef& out) {
   const int64_t n = in.numel();
+  // float16 / bfloat16 (ir/half.h): widened exactly, or rounded once from the source's value.
+  if (ir::is_half(in.dtype)) {
+    std::vector<float> wide(static_cast<std::size_t>(n));
+    for (int64_t i = 0; i < n; ++i) wide[i] = ir::half_to_float(in.dtype, in.as<uint16_t>()[i]);
+    if (ir::is_half(out.dtype)) {
+      for (int64_t i = 0; i < n; ++i) out.as<uint16_t>()[i] = ir::half_from_double(out.dtype, wide[i]);
+      return Status::Ok();
+    }
+    TensorRef f = in;
+    f.dtype = DType::f32;
+    f.data = wide.data();
+    return eval_cast(f, out);
+  }
+  if (ir::is_half(out.dtype)) {
+    return dispatch(in.dtype, [&]<typename S>() {
+      for (int64_t i = 0; i < n; ++i) out.as<uint16_t>()[i] = ir::half_from_double(out.dtype, double(in.as<S>()[i]));
+      return Status::Ok();
+    });
+  }
   if (out.dtype == DType::boolean) {
     return dispatch(in.dtype, [&]<typename S>() {
       for (int64_t i = 0; i < n; ++i) out.as<uint8_t>()[i] = in.as<S>()[i] != S(0);

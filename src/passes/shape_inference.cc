@@ -3,6 +3,7 @@
 #include "interp/eval.h"
 #include "interp/nn_geometry.h"
 #include "interp/quant_geometry.h"
+#include "ir/half.h"
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -133,7 +134,7 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     }
     case Op::Cast: {
       DType to = static_cast<DType>(n.i("to", 1));
-      if (!ir::dtype_supported(to)) return Err("Cast %s: target type %s is not supported", n.name.c_str(), ir::dtype_name(to));
+      if (!ir::dtype_storable(to)) return Err("Cast %s: target type %s is not supported", n.name.c_str(), ir::dtype_name(to));
       dts[0] = to;
       break;
     }

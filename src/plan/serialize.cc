@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "ir/half.h"
 #include "passes/pass.h"
 #include "plan/program.h"
 
@@ -209,7 +210,7 @@ struct Reader {
 // otherwise inferred from each run's values.
 Status check_tail(const ir::Graph& g) {
   for (const ir::Tensor& t : g.tensors)
-    if (t.data && (ir::checked_num_elements(t.shape) < 0 || t.data->size() != t.bytes() || !ir::dtype_supported(t.dtype)))
+    if (t.data && (ir::checked_num_elements(t.shape) < 0 || t.data->size() != t.bytes() || !ir::dtype_storable(t.dtype)))
       return Err("plan file is corrupt (tensor %s)", t.name.c_str());
   for (const ir::Node& n : g.nodes)
     for (const auto& [k, a] : n.attrs)
@@ -333,7 +334,7 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
         return Err("plan file is corrupt (tensor %s has invalid quantization)", t.name.c_str());
     if (sized && ir::checked_num_elements(t.shape) < 0)
       return Err("plan file is corrupt (tensor %s has shape %s)", t.name.c_str(), ir::shape_str(t.shape).c_str());
-    if ((t.data && t.data->size() != t.bytes()) || (!ir::dtype_supported(t.dtype) && t.dtype != ir::DType::undefined) ||
+    if ((t.data && t.data->size() != t.bytes()) || (!ir::dtype_storable(t.dtype) && t.dtype != ir::DType::undefined) ||
         (t.arena_offset >= 0 &&
          (t.arena_offset > g.arena_bytes || static_cast<int64_t>(t.bytes()) > g.arena_bytes - t.arena_offset)))
       return Err("plan file is corrupt (tensor %s)", t.name.c_str());

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ir/half.h"
+
 namespace systolic::runtime {
 namespace {
 uint64_t splitmix64(uint64_t& s) {
@@ -26,6 +28,7 @@ HostTensor random_tensor(const TensorInfo& info, uint64_t seed) {
       case ir::DType::i64: t.as<int64_t>()[i] = static_cast<int64_t>(splitmix64(s) % 10); break;
       case ir::DType::i32: t.as<int32_t>()[i] = static_cast<int32_t>(splitmix64(s) % 10); break;
       case ir::DType::u8: t.as<uint8_t>()[i] = static_cast<uint8_t>(splitmix64(s) >> 56); break;  // image pixels
+      case ir::DType::f16: case ir::DType::bf16: t.as<uint16_t>()[i] = ir::half_from_double(info.dtype, v); break;
       default: t.data[i * ir::dtype_size(info.dtype)] = static_cast<uint8_t>(splitmix64(s) & 1); break;
     }
   }

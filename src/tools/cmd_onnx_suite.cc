@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "frontend/onnx/import.h"
 #include "runtime/session.h"
@@ -74,6 +75,21 @@ std::string compare(const runtime::HostTensor& got, const runtime::HostTensor& w
 
 enum class Verdict { pass, fail, skip };
 
+// numpy has no bfloat16: the suite's generator stored bfloat16 data as its uint16 bits.
+void bf16_bits(ir::DType model_type, runtime::HostTensor* t) {
+  if (model_type == ir::DType::bf16 && t->dtype == ir::DType::u16) t->dtype = ir::DType::bf16;
+}
+
+// The suite's expected bfloat16 values were made by truncating float32 (onnx/onnx#3876); ONNX
+// Runtime, and ONNX since, round to nearest even, as systolic does. Outputs that differ from
+// the expected ones by at most one unit in the last place everywhere are that difference.
+bool bf16_truncation_only(const runtime::HostTensor& got, const runtime::HostTensor& want) {
+  if (got.dtype != ir::DType::bf16 || want.dtype != ir::DType::bf16 || got.shape != want.shape) return false;
+  for (int64_t i = 0; i < got.numel(); ++i)
+    if (std::abs(int(got.as<uint16_t>()[i]) - int(want.as<uint16_t>()[i])) > 1) return false;
+  return true;
+}
+
 // Shape-like inputs (int64 tensors and scalars: Reshape's shape, Slice's starts, Range's
 // bounds...) are specialized into constants, as a static compiler must; the rest stay inputs.
 bool freeze(const runtime::HostTensor& t) { return t.dtype == ir::DType::i64 || t.shape.empty(); }
@@ -91,6 +107,7 @@ Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string*
     auto t = frontend::load_tensor(set_dir + "/input_" + std::to_string(k) + ".pb");
     if (!t.ok()) return classify(t.status(), why);
     ir::Tensor& gt = g.t(g.inputs[k]);
+    bf16_bits(gt.dtype, &*t);
     if (freeze(*t)) {
       gt.dtype = t->dtype;
       gt.shape = t->shape;
@@ -121,7 +138,13 @@ Verdict run_set(const ir::Graph& model, const std::string& set_dir, std::string*
   for (std::size_t k = 0; k < outs.size(); ++k) {
     auto want = frontend::load_tensor(set_dir + "/output_" + std::to_string(k) + ".pb");
     if (!want.ok()) return classify(want.status(), why);
+    bf16_bits(outs[k].dtype, &*want);
     std::string diff = compare(outs[k], *want);
+    if (!diff.empty() && bf16_truncation_only(outs[k], *want)) {
+      *why = "output " + std::to_string(k) + ": the expected bfloat16 values truncate; systolic rounds to nearest "
+             "even, as ONNX Runtime does and ONNX now specifies (" + diff + ")";
+      return Verdict::skip;
+    }
     if (!diff.empty()) {
       *why = "output " + std::to_string(k) + ": " + diff;
       return Verdict::fail;

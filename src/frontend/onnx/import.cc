@@ -13,7 +13,9 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "frontend/onnx/half_precision.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "ir/half.h"
 
 namespace systolic::frontend {
 namespace {
@@ -62,6 +64,8 @@ struct Importer {
   Importer* parent = nullptr;          // the enclosing graph's importer (an If branch)
   int depth = 0;
   std::vector<std::string> captured;  // outer names this branch reads, in first-use order
+  std::map<int, ir::DType> half_outputs;  // graph outputs declared float16 or bfloat16
+  std::map<int, ir::DType> half_types;    // constants that were float16 or bfloat16 (now float32)
 
   int tensor_id(const std::string& name) {
     auto it = ids.find(name);
@@ -145,7 +149,7 @@ struct Importer {
       int id = tensor_id(vi.name());
       ir::Tensor& t = g.t(id);
       t.dtype = static_cast<ir::DType>(tt.elem_type());
-      if (!ir::dtype_supported(t.dtype))
+      if (!ir::dtype_storable(t.dtype))
         return Err("input %s has element type %s, which is not supported", vi.name().c_str(),
                    ir::dtype_name(t.dtype));
       if (tt.has_shape()) {
@@ -164,7 +168,8 @@ struct Importer {
       return Status::Error(msg);
     }
     SYSTOLIC_RETURN_IF_ERROR(import_nodes(gp));
-    return import_outputs(gp);
+    SYSTOLIC_RETURN_IF_ERROR(import_outputs(gp));
+    return compute_half_in_f32(g, half_outputs, half_types);
   }
 
   Status import_initializers(const onnx::GraphProto& gp) {
@@ -173,7 +178,8 @@ struct Importer {
       if (ids.count(init.name())) return Err("initializer %s is defined twice", init.name().c_str());
       auto t = tensor_from_proto(init, base_dir);
       if (!t.ok()) return Err("initializer %s: %s", init.name().c_str(), t.status().message().c_str());
-      add_const(init.name(), std::move(t.value()));
+      const int id = add_const(init.name(), std::move(t.value()));
+      if (ir::is_half(static_cast<ir::DType>(init.data_type()))) half_types[id] = static_cast<ir::DType>(init.data_type());
     }
     return Status::Ok();
   }
@@ -273,6 +279,8 @@ struct Importer {
       // The declared type: shape inference replaces it, except on an output shaped only at run
       // time, where it is what the model promises (-1 for a symbolic dim).
       ir::Tensor& t = g.t(id);
+      const auto declared = static_cast<ir::DType>(vi.type().tensor_type().elem_type());
+      if (vi.type().has_tensor_type() && ir::is_half(declared)) half_outputs[id] = declared;
       if (vi.type().has_tensor_type() && t.dtype == ir::DType::undefined && !t.is_const()) {
         const auto& tt = vi.type().tensor_type();
         if (ir::dtype_supported(static_cast<ir::DType>(tt.elem_type()))) t.dtype = static_cast<ir::DType>(tt.elem_type());
@@ -375,7 +383,9 @@ struct Importer {
     }
     if (!found) return Err("Constant %s has no value", name.c_str());
     if (ids.count(np.output(0))) return Err("tensor %s is produced twice", np.output(0).c_str());
-    add_const(np.output(0), std::move(t));
+    const auto declared = static_cast<ir::DType>(np.attribute(0).t().data_type());
+    const int id = add_const(np.output(0), std::move(t));
+    if (np.attribute(0).name() == "value" && ir::is_half(declared)) half_types[id] = declared;
     return Status::Ok();
   }
 };

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ir/half.h"
+
 namespace systolic::frontend {
 namespace {
 
@@ -76,7 +78,7 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
     if (d < 0) return Err("tensor %s: negative dimension", tp.name().c_str());
     t.shape.push_back(d);
   }
-  if (!ir::dtype_supported(t.dtype))
+  if (!ir::dtype_storable(t.dtype))
     return Err("tensor %s: element type %s is not supported", tp.name().c_str(),
                ir::dtype_name(t.dtype));
   const int64_t numel = ir::checked_num_elements(t.shape);
@@ -99,7 +101,9 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
       case ir::DType::i32: copy_field<int32_t>(tp.int32_data(), data.get()); break;
       case ir::DType::u8: case ir::DType::boolean: copy_field<uint8_t>(tp.int32_data(), data.get()); break;
       case ir::DType::i8: copy_field<int8_t>(tp.int32_data(), data.get()); break;
-      case ir::DType::u16: copy_field<uint16_t>(tp.int32_data(), data.get()); break;
+      case ir::DType::u16: case ir::DType::f16: case ir::DType::bf16:  // half bits in int32_data
+        copy_field<uint16_t>(tp.int32_data(), data.get());
+        break;
       case ir::DType::i16: copy_field<int16_t>(tp.int32_data(), data.get()); break;
       case ir::DType::u32: copy_field<uint32_t>(tp.uint64_data(), data.get()); break;
       case ir::DType::u64: copy_field<uint64_t>(tp.uint64_data(), data.get()); break;
@@ -109,6 +113,16 @@ Expected<ir::Tensor> tensor_from_proto(const onnx::TensorProto& tp, const std::s
       return Err("tensor %s: holds %zu values, its shape %s needs %lld", tp.name().c_str(),
                  data->size() / ir::dtype_size(t.dtype), ir::shape_str(t.shape).c_str(),
                  static_cast<long long>(t.numel()));
+  }
+  if (ir::is_half(t.dtype)) {  // constants compute in float32 (frontend/onnx/half_precision.cc)
+    auto wide = std::make_shared<AlignedBytes>(data->size() * 2);
+    const auto* h = reinterpret_cast<const uint16_t*>(data->data());
+    for (std::size_t i = 0; i < data->size() / 2; ++i) {
+      const float v = ir::half_to_float(t.dtype, h[i]);
+      std::memcpy(wide->data() + 4 * i, &v, 4);
+    }
+    t.dtype = ir::DType::f32;
+    data = std::move(wide);
   }
   t.data = std::move(data);
   return t;
