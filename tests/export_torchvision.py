@@ -1,5 +1,5 @@
 # Exports torchvision models (random weights, opset 13, symbolic batch), a SegNet-style
-# encoder-decoder (MaxPool indices into MaxUnpool), two OCR-style
+# encoder-decoder (MaxPool indices into MaxUnpool), a CRNN (BiLSTM and GRU), two OCR-style
 # networks: a DBNet-like text detector (FPN, upsampling, ConvTranspose head) and a CTC text
 # recognizer whose width is symbolic too (exported as [N,3,32,W]), and two detectors with
 # their post-processing (one 320x320 image in; boxes, scores and labels out).
@@ -53,6 +53,21 @@ class TextRecognizer(nn.Module):  # CRNN-style without recurrence: convs -> colu
         return F.log_softmax(self.fc(f), dim=-1)
 
 
+class CRNN(nn.Module):  # the classic text recognizer: convs -> columns -> BiLSTM x2 -> GRU -> CTC logits
+    def __init__(self, classes=97):
+        super().__init__()
+        self.body = TextRecognizer().body
+        self.lstm = nn.LSTM(256, 96, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(192, 64, batch_first=True)
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        f = self.body(x).squeeze(2).permute(0, 2, 1)  # [N, W/4, 256]
+        f, _ = self.lstm(f)
+        f, _ = self.gru(f)
+        return F.log_softmax(self.fc(f), dim=-1)
+
+
 class SegNet(nn.Module):  # SegNet-style: max pools remember where each maximum was, unpools put it back
     def __init__(self, classes=12):
         super().__init__()
@@ -92,7 +107,7 @@ specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': 
          'fcn_resnet50': (lambda: seg.fcn_resnet50(weights_backbone=None, aux_loss=False), 224),
          'lraspp_mobilenet_v3_large': (lambda: seg.lraspp_mobilenet_v3_large(weights_backbone=None), 224),
          'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160)),
-         'segnet': (SegNet, 96)}
+         'segnet': (SegNet, 96), 'crnn': (CRNN, (32, 160))}
 
 
 def detector(make):

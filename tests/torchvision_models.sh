@@ -4,7 +4,7 @@
 # transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP,
 # a SegNet-style net of MaxPool indices and MaxUnpool, at batch 3)
 # and OCR-style text detection and recognition (the recognizer's width is symbolic: it runs
-# at the width of its input file), and detectors with their post-processing (SSDlite, Faster
+# at the width of its input file; a CRNN's BiLSTM and GRU at batch 2), and detectors with their post-processing (SSDlite, Faster
 # R-CNN: NonZero, TopK, NonMaxSuppression, RoiAlign and If run in the plan's dynamic tail; the
 # same detections as ONNX Runtime's, matched box by box since near-equal scores may order
 # differently); int8 keeps biases and transformer residual sums right. Exit 77
@@ -22,7 +22,7 @@ if [ -n "$missing" ]; then
 fi
 models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0
         vit_b_16 swin_t convnext_tiny efficientnet_v2_s deeplabv3_mobilenet_v3_large fcn_resnet50
-        lraspp_mobilenet_v3_large segnet text_detector text_recognizer ssdlite320_mobilenet_v3_large
+        lraspp_mobilenet_v3_large segnet text_detector text_recognizer crnn ssdlite320_mobilenet_v3_large
         fasterrcnn_mobilenet_v3_large_320_fpn"
 mkdir -p "$out"
 cd "$out"
@@ -33,6 +33,7 @@ for m in $models; do [ -f "$m.onnx" ] || todo="$todo $m"; done
 # three images for SegNet, whose max-pool indices count from the batch's first item.
 $py -c "import numpy as np; np.save('text_line.npy', np.random.RandomState(0).randn(1, 3, 32, 160).astype(np.float32))"
 $py -c "import numpy as np; np.save('segnet_batch.npy', np.random.RandomState(0).randn(3, 3, 96, 96).astype(np.float32))"
+$py -c "import numpy as np; np.save('text_lines.npy', np.random.RandomState(1).randn(2, 3, 32, 160).astype(np.float32))"
 failed=0
 for m in $models; do
   rm -rf "ort_$m" "sys_$m"
@@ -40,6 +41,7 @@ for m in $models; do
   given=""
   [ "$m" != text_recognizer ] || given="input=$out/text_line.npy"
   [ "$m" != segnet ] || given="input=$out/segnet_batch.npy"
+  [ "$m" != crnn ] || given="input=$out/text_lines.npy"
   node "$root/bench/ort_run.js" "$m.onnx" "ort_$m" $given > /dev/null
   [ -n "$given" ] || given="input=ort_$m/input.input.npy"
   if ! "$root/build/systolic" run "$m.onnx" --input "$given" --output-dir "sys_$m" > /dev/null; then

@@ -66,6 +66,7 @@ InferFn family_infer(Op op) {
   if (in_range(op, Op::LayerNormalization, Op::NegativeLogLikelihoodLoss)) return infer_norm;
   if (in_range(op, Op::Trilu, Op::Unique)) return infer_index;
   if (in_range(op, Op::Resize, Op::NonMaxSuppression)) return infer_spatial;
+  if (in_range(op, Op::RNN, Op::LSTM)) return infer_recurrent;
   return nullptr;
 }
 
@@ -75,6 +76,7 @@ Status eval_node(const ir::Node& n, const std::vector<TensorRef>& in, const std:
   if (in_range(n.op, Op::ReduceSum, Op::ArgMin)) return eval_reduce(n, in, out);
   if (in_range(n.op, Op::Trilu, Op::Unique)) return eval_index(n, in, out);
   if (in_range(n.op, Op::Resize, Op::NonMaxSuppression)) return eval_spatial(n, in, out);
+  if (in_range(n.op, Op::RNN, Op::LSTM)) return eval_recurrent(n, in, out);
   switch (n.op) {
     case Op::Conv: case Op::BatchNormalization: case Op::MaxPool: case Op::AveragePool:
     case Op::GlobalAveragePool: case Op::GlobalMaxPool: case Op::Gemm: case Op::MatMul:

@@ -51,6 +51,9 @@ Status eval_index(const ir::Node& n, const std::vector<TensorRef>& in, const std
 Status infer_spatial(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
                      std::vector<ir::DType>* types);
 Status eval_spatial(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
+Status infer_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<ir::Shape>* shapes,
+                       std::vector<ir::DType>* types);
+Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const std::vector<TensorRef>& out);
 // NonMaxSuppression's selected (batch, class, box) triples, flat: its output's values and,
 // by their count, its shape (the dynamic tail selects once instead of shaping, then evaluating).
 Status nms_select(const ir::Node& n, const std::vector<TensorRef>& in, std::vector<int64_t>* selected);

@@ -16,6 +16,7 @@
 #include "frontend/onnx/half_precision.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/half.h"
+#include "ir/rnn_activation.h"
 
 namespace systolic::frontend {
 namespace {
@@ -248,6 +249,17 @@ struct Importer {
           attr.kind = ir::Attr::graph;
           n.attrs[a.name()] = std::move(attr);
           branches[a.name()] = std::move(b);
+          continue;
+        }
+        if (a.type() == onnx::AttributeProto::STRINGS && a.name() == "activations" &&
+            (n.op == ir::Op::RNN || n.op == ir::Op::GRU || n.op == ir::Op::LSTM)) {
+          std::vector<int64_t> codes;  // ir/rnn_activation.h
+          for (const auto& s : a.strings()) {
+            const int c = ir::rnn_act_code(s);
+            if (c < 0) return Err("node %s: activation %s is not supported", name.c_str(), s.c_str());
+            codes.push_back(c);
+          }
+          n.set_ints("activations", std::move(codes));
           continue;
         }
         Status st;
