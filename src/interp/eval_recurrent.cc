@@ -3,7 +3,9 @@
 // lengths (steps past an item's length give zeros and leave its state), initial states, LSTM
 // peepholes, clip, GRU's linear_before_reset and every activation ONNX names. A CRNN text
 // recognizer's BiLSTM is the case that matters; each item and direction runs on its own: the
-// input's projection for all steps first, then the recurrence step by step.
+// input's projection for all steps first, then the recurrence step by step. With attribute
+// projected = 1 input 0 already holds that projection (passes/rnn_input_projection.cc puts it
+// on the matrix kernels).
 #include <cmath>
 #include <vector>
 
@@ -58,9 +60,13 @@ Status geometry(const ir::Node& n, const std::vector<TensorRef>& in, Geometry* g
   const ir::Shape &xs = in[0].shape, &ws = in[1].shape, &rs = in[2].shape;
   g->seq = g->batch_first ? xs[1] : xs[0];
   g->batch = g->batch_first ? xs[0] : xs[1];
-  g->input = xs[2];
+  // projected (passes/rnn_input_projection.cc): X holds X W^T + Wb, D*G*H values per step.
+  g->input = n.i("projected", 0) ? ws[2] : xs[2];
   g->hidden = n.i("hidden_size", ws[1] / G);
   const int64_t H = g->hidden, D = g->dirs;
+  if (n.i("projected", 0) && xs[2] != D * G * H)
+    return Err("%s %s: projected input has %lld values per step, expected %lld", opn(n), n.name.c_str(),
+               (long long)xs[2], (long long)(D * G * H));
   if (H <= 0 || ws != ir::Shape{D, G * H, g->input} || rs != ir::Shape{D, G * H, H})
     return Err("%s %s: W %s and R %s do not match %lld direction(s), hidden size %lld and input size %lld", opn(n),
                n.name.c_str(), ir::shape_str(ws).c_str(), ir::shape_str(rs).c_str(), (long long)D, (long long)H,
@@ -204,6 +210,7 @@ Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const
   SYSTOLIC_RETURN_IF_ERROR(geometry(n, in, &g));
   const int64_t H = g.hidden, D = g.dirs, S = g.seq, N = g.batch, I = g.input, G = gates_of(n.op);
   const int A = acts_of(n.op);
+  const bool projected = n.i("projected", 0) != 0;
   auto output = [&](std::size_t k) { return k < out.size() && out[k].data ? out[k].as<float>() : nullptr; };
   float *Y = output(0), *Yh = output(1), *Yc = n.op == Op::LSTM ? output(2) : nullptr;
   const float* X = in[0].as<float>();
@@ -219,10 +226,11 @@ Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const
     Weights w;
     const float* Wd = in[1].as<float>() + d * G * H * I;
     const float* Rd = in[2].as<float>() + d * G * H * H;
-    w.wt.resize(I * G * H);
+    if (!projected) w.wt.resize(I * G * H);
     w.rt.resize(H * G * H);
     for (int64_t j = 0; j < G * H; ++j) {
-      for (int64_t k = 0; k < I; ++k) w.wt[k * G * H + j] = Wd[j * I + k];
+      if (!projected)
+        for (int64_t k = 0; k < I; ++k) w.wt[k * G * H + j] = Wd[j * I + k];
       for (int64_t k = 0; k < H; ++k) w.rt[k * G * H + j] = Rd[j * H + k];
     }
     w.Wb = present(in, 3) ? in[3].as<float>() + d * 2 * G * H : nullptr;
@@ -232,10 +240,15 @@ Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const
                     n.i("linear_before_reset", 0) != 0};
     for (int64_t b = 0; b < N; ++b) {
       const int64_t len = lens ? lens[b] : S;
-      // The input's projection for every step at once: X_t W^T + Wb.
+      // The input's projection for every step at once: X_t W^T + Wb (or the MatMul's, given).
       xw.assign(len * G * H, 0.f);
       for (int64_t t = 0; t < len; ++t) {
         float* row = xw.data() + t * G * H;
+        if (projected) {
+          const float* p = X + (g.batch_first ? b * S + t : t * N + b) * D * G * H + d * G * H;
+          for (int64_t j = 0; j < G * H; ++j) row[j] = p[j];
+          continue;
+        }
         if (w.Wb)
           for (int64_t j = 0; j < G * H; ++j) row[j] = w.Wb[j];
         accumulate(row, X + x_at(t, b), w.wt.data(), I, G * H, G * H);

@@ -73,6 +73,7 @@ Status convtranspose_to_conv(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
 Status prune_conv_taps(ir::Graph&, PassContext&);
 Status fuse_layernorm(ir::Graph&, PassContext&);
+Status rnn_input_projection(ir::Graph&, PassContext&);
 Status gemm_to_conv(ir::Graph&, PassContext&);
 Status fuse_gelu(ir::Graph&, PassContext&);
 Status fuse_channel_shuffle(ir::Graph&, PassContext&);

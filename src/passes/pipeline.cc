@@ -30,6 +30,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fold_batchnorm", fold_batchnorm},
       {"prune_conv_taps", prune_conv_taps},
       {"fuse_layernorm", fuse_layernorm},
+      {"rnn_input_projection", rnn_input_projection},
       {"gemm_to_conv", gemm_to_conv},
       {"fuse_gelu", fuse_gelu},
       {"fuse_channel_shuffle", fuse_channel_shuffle},
