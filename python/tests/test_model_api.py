@@ -101,3 +101,23 @@ def test_info():
     text = systolic.info()
     assert text.startswith("cpu ") and "fp32 peak" in text and "fp32 conv" in text
     assert systolic.__version__
+
+
+SUITE = "/usr/share/libonnx-testdata/data/node"
+
+
+@pytest.mark.skipif(not __import__("os").path.isdir(SUITE), reason="libonnx-testdata is not installed")
+def test_float16_models_take_and_give_numpy_float16():
+    to32 = systolic.InferenceSession(f"{SUITE}/test_cast_FLOAT16_to_FLOAT/model.onnx")
+    assert to32.get_inputs()[0].type == "tensor(float16)"
+    x = np.array([[0.5, 1e-5, 65504, 1], [-2, np.inf, 3.14159, 2], [0, -0.0, 6e-8, np.nan]], np.float16)
+    y = to32.run(None, {"input": x})[0]
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, x.astype(np.float32))
+    to16 = systolic.InferenceSession(f"{SUITE}/test_cast_FLOAT_to_FLOAT16/model.onnx")
+    z = (np.random.default_rng(0).standard_normal((3, 4)) * 1000).astype(np.float32)
+    z[0, :2] = [70000, 1e-8]  # beyond float16's range, below its smallest subnormal
+    h = to16.run(None, {"input": z})[0]
+    assert h.dtype == np.float16
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(h, z.astype(np.float16))  # numpy rounds to nearest even too
