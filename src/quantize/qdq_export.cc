@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "frontend/onnx/export.h"
 #include "frontend/onnx/import.h"
@@ -122,6 +123,57 @@ bool unbind_batch(ir::Graph& g, int64_t mark) {
   return true;
 }
 
+// The graph of `model_path` with its shape sub-graphs folded at `batch`, and the names of the
+// constants folding made (tensors that were not constants in the file).
+Status fold_at(const std::string& model_path, int64_t batch, const QdqExportOptions& o, ir::Graph* g,
+               std::set<std::string>* folded) {
+  auto imported = frontend::import_onnx_file(model_path);
+  if (!imported.ok()) return imported.status();
+  *g = std::move(*imported);
+  std::set<std::string> given;
+  for (const ir::Tensor& t : g->tensors)
+    if (t.is_const()) given.insert(t.name);
+  passes::PassContext ctx;
+  ctx.batch = batch;
+  ctx.input_shapes = o.input_shapes;
+  for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
+                    passes::dead_code_elimination, passes::fold_batchnorm})
+    SYSTOLIC_RETURN_IF_ERROR(pass(*g, ctx));
+  for (const ir::Tensor& t : g->tensors)
+    if (t.is_const() && !given.count(t.name)) folded->insert(t.name);
+  return Status::Ok();
+}
+
+// Whether a constant folded at kBatchMark is the same at another batch: one that is not came
+// from the batch in a place unbind_batch cannot write back (an LSTM's zero initial state
+// [directions, batch, hidden], expanded from the input's shape), so the file cannot keep a
+// symbolic batch. The Reshape targets unbind_batch rewrites are left to it.
+Status batch_free_constants(const std::string& model_path, const QdqExportOptions& o, const ir::Graph& g,
+                            const std::set<std::string>& folded, bool* free) {
+  ir::Graph other;
+  std::set<std::string> other_folded;
+  SYSTOLIC_RETURN_IF_ERROR(fold_at(model_path, kBatchMark + 2, o, &other, &other_folded));
+  std::map<std::string, const ir::Tensor*> by_name;
+  for (const ir::Tensor& t : other.tensors)
+    if (t.is_const()) by_name[t.name] = &t;
+  std::set<int> reshape_targets;
+  for (const ir::Node& n : g.nodes)
+    if (n.op == Op::Reshape && n.in(1) >= 0) reshape_targets.insert(n.in(1));
+  *free = true;
+  auto check = [&](int id) {
+    if (id < 0 || reshape_targets.count(id) || !folded.count(g.t(id).name)) return;
+    const ir::Tensor& t = g.t(id);
+    auto it = by_name.find(t.name);
+    if (it == by_name.end() || it->second->shape != t.shape || it->second->dtype != t.dtype ||
+        *it->second->data != *t.data)
+      *free = false;
+  };
+  for (const ir::Node& n : g.nodes)
+    for (int id : n.inputs) check(id);
+  for (int id : g.outputs) check(id);
+  return Status::Ok();
+}
+
 // One attempt: `mark` binds a symbolic batch to kBatchMark and writes it back symbolic (false
 // in *batch_free when the graph's constant shapes do not allow it), else to 1, declared so.
 Status export_at(const std::string& model_path, const QuantMap& ranges, const QdqExportOptions& o,
@@ -129,6 +181,9 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
   auto imported = frontend::import_onnx_file(model_path);
   if (!imported.ok()) return imported.status();
   ir::Graph g = std::move(*imported);
+  std::set<std::string> given;  // the file's own constants
+  for (const ir::Tensor& t : g.tensors)
+    if (t.is_const()) given.insert(t.name);
   frontend::ExportOptions eo;
   eo.opset = std::max(13, g.opset);
   for (int id : g.inputs) eo.io_shapes[g.t(id).name] = g.t(id).shape;
@@ -156,9 +211,15 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
     if (mark && !shape.empty() && shape[0] == kBatchMark) shape[0] = -1;
     eo.io_shapes.emplace(g.t(id).name, shape);  // an output's own shape in the file, if it had one
   }
-  if (mark && !unbind_batch(g, kBatchMark)) {
-    *batch_free = false;
-    return Status::Ok();
+  if (mark) {
+    std::set<std::string> folded;
+    for (const ir::Tensor& t : g.tensors)
+      if (t.is_const() && !given.count(t.name)) folded.insert(t.name);
+    SYSTOLIC_RETURN_IF_ERROR(batch_free_constants(model_path, o, g, folded, batch_free));
+    if (!*batch_free || !unbind_batch(g, kBatchMark)) {
+      *batch_free = false;
+      return Status::Ok();
+    }
   }
   // Bound symbolic dims: the file takes the sizes calibration ran at, inputs and outputs alike
   // (a dim derived from a bound one has no name of its own to keep).

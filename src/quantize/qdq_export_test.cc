@@ -100,8 +100,9 @@ std::vector<float> written_bias(float range, std::vector<int32_t>* q) {
 }
 
 // input [N,2,4,4] -> Reshape to [N, 2, 16] with the target computed from Shape(input); with
-// `constant_of_shape`, also a ConstantOfShape of that target (an output computed from N).
-std::string batch_reshape(const std::string& path, bool constant_of_shape) {
+// `constant_of_shape`, also a ConstantOfShape of that target (an output computed from N); with
+// `batch_inside`, a ConstantOfShape [2, N, 8] instead (an LSTM's zero initial state).
+std::string batch_reshape(const std::string& path, bool constant_of_shape, bool batch_inside = false) {
   onnx::ModelProto m;
   auto* g = with_input(&m);
   g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
@@ -139,8 +140,43 @@ std::string batch_reshape(const std::string& path, bool constant_of_shape) {
     node("ConstantOfShape", {"target"}, "z");
     g->add_output()->set_name("z");
   }
+  if (batch_inside) {
+    i64("two", {1}, {2});
+    i64("eight", {1}, {8});
+    auto* state = node("Concat", {"two", "n1", "eight"}, "state_shape");
+    state->add_attribute()->set_name("axis");
+    state->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+    state->mutable_attribute(0)->set_i(0);
+    node("ConstantOfShape", {"state_shape"}, "h0");
+    g->add_output()->set_name("h0");
+  }
   std::ofstream(path, std::ios::binary) << m.SerializeAsString();
   return path;
+}
+
+// A shape computed from the batch that is not a leading dim (an LSTM's [directions, batch,
+// hidden] state) cannot be written for every batch: the file takes batch 1, declared so,
+// rather than a symbolic batch with a state folded at some other size.
+TEST(QdqExport, ABatchInsideAComputedShapeFixesTheBatch) {
+  const std::string path = batch_reshape(scratch_dir("qdq_export") + "/state.onnx", false, true);
+  quantize::QuantMap ranges;
+  ranges["input"] = quantize::uint8_params(-1.f, 1.f);
+  onnx::ModelProto m;
+  quantize::QdqExportStats st;
+  Status s = quantize::export_qdq(path, ranges, {}, &m, &st);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(st.batch_fixed);
+  EXPECT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 1);
+  // The written state holds batch 1: [2, 1, 8].
+  bool found = false;
+  for (const auto& o : m.graph().output())
+    if (o.name() == "h0") {
+      found = true;
+      const auto& sh = o.type().tensor_type().shape();
+      ASSERT_EQ(sh.dim_size(), 3);
+      EXPECT_EQ(sh.dim(1).dim_value(), 1);
+    }
+  EXPECT_TRUE(found);
 }
 
 TEST(QdqExport, ASymbolicBatchStaysSymbolicThroughAReshape) {
