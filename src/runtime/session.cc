@@ -494,6 +494,16 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
         if (interp::conv_geometry(n, g.t(n.inputs[0]).shape, g.t(n.inputs[1]).shape, &p).ok())
           st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
       }
+      if ((n.op == ir::Op::RNN || n.op == ir::Op::GRU || n.op == ir::Op::LSTM) && n.inputs.size() >= 3 &&
+          g.t(n.inputs[0]).shape.size() == 3 && g.t(n.inputs[2]).shape.size() == 3) {
+        // The recurrence's products (h R^T per step, direction and item), and the input's
+        // projection unless a MatMul before it computed it (passes/rnn_input_projection.cc).
+        const ir::Shape &x = g.t(n.inputs[0]).shape, &r = g.t(n.inputs[2]).shape, &w = g.t(n.inputs[1]).shape;
+        const double steps = static_cast<double>(x[0]) * static_cast<double>(x[1]);  // seq x batch
+        const double per = static_cast<double>(r[0]) * static_cast<double>(r[1]) *
+                           static_cast<double>(r[2] + (n.i("projected", 0) ? 0 : w[2]));
+        st->flops = 2.0 * steps * per;
+      }
     }
     for (int id : n.inputs) st->bytes += id >= 0 ? static_cast<int64_t>(g.t(id).bytes()) : 0;
     for (int id : n.outputs) st->bytes += id >= 0 ? static_cast<int64_t>(g.t(id).bytes()) : 0;
