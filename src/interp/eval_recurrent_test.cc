@@ -68,8 +68,14 @@ std::vector<std::vector<float>> run(const Layer& l) {
   return outs;
 }
 
+Layer sized(Op op, int64_t S, int64_t N, int64_t I, int64_t H) {
+  Layer l;
+  l.op = op, l.S = S, l.N = N, l.I = I, l.H = H;
+  return l;
+}
+
 Layer make(Op op, const std::string& direction, std::vector<int32_t> lens = {}) {
-  Layer l{op, 5, 3, 4, 3};
+  Layer l = sized(op, 5, 3, 4, 3);
   l.direction = direction;
   l.lens = std::move(lens);
   const int64_t D = l.dirs(), G = l.gates();
@@ -158,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, Recurrent, ::testing::Values(Op::RNN, Op::GRU, Op:
 
 TEST(Lstm, OneStepByHand) {
   // H = I = 1, one step from zero state: gates i, o, f, c in that order in W and B.
-  Layer l{Op::LSTM, 1, 1, 1, 1};
+  Layer l = sized(Op::LSTM, 1, 1, 1, 1);
   l.X = {2.f};
   l.W = {0.5f, -1.f, 0.25f, 0.75f};  // i, o, f, c
   l.R = {0.f, 0.f, 0.f, 0.f};
