@@ -123,23 +123,19 @@ bool unbind_batch(ir::Graph& g, int64_t mark) {
   return true;
 }
 
-// The graph of `model_path` with its shape sub-graphs folded at `batch`, and the names of the
-// constants folding made (tensors that were not constants in the file).
-Status fold_at(const std::string& model_path, int64_t batch, const QdqExportOptions& o, ir::Graph* g,
-               std::set<std::string>* folded) {
-  auto imported = frontend::import_onnx_file(model_path);
-  if (!imported.ok()) return imported.status();
-  *g = std::move(*imported);
+// Folds an imported graph's shape sub-graphs at `batch` (and its batch norms); `folded` gets the
+// names of the constants folding made (tensors that were not constants in the file).
+Status fold_at(ir::Graph& g, int64_t batch, const QdqExportOptions& o, std::set<std::string>* folded) {
   std::set<std::string> given;
-  for (const ir::Tensor& t : g->tensors)
+  for (const ir::Tensor& t : g.tensors)
     if (t.is_const()) given.insert(t.name);
   passes::PassContext ctx;
   ctx.batch = batch;
   ctx.input_shapes = o.input_shapes;
   for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
                     passes::dead_code_elimination, passes::fold_batchnorm})
-    SYSTOLIC_RETURN_IF_ERROR(pass(*g, ctx));
-  for (const ir::Tensor& t : g->tensors)
+    SYSTOLIC_RETURN_IF_ERROR(pass(g, ctx));
+  for (const ir::Tensor& t : g.tensors)
     if (t.is_const() && !given.count(t.name)) folded->insert(t.name);
   return Status::Ok();
 }
@@ -150,9 +146,11 @@ Status fold_at(const std::string& model_path, int64_t batch, const QdqExportOpti
 // symbolic batch. The Reshape targets unbind_batch rewrites are left to it.
 Status batch_free_constants(const std::string& model_path, const QdqExportOptions& o, const ir::Graph& g,
                             const std::set<std::string>& folded, bool* free) {
-  ir::Graph other;
+  auto imported = frontend::import_onnx_file(model_path);
+  if (!imported.ok()) return imported.status();
+  ir::Graph other = std::move(*imported);
   std::set<std::string> other_folded;
-  SYSTOLIC_RETURN_IF_ERROR(fold_at(model_path, kBatchMark + 2, o, &other, &other_folded));
+  SYSTOLIC_RETURN_IF_ERROR(fold_at(other, kBatchMark + 2, o, &other_folded));
   std::map<std::string, const ir::Tensor*> by_name;
   for (const ir::Tensor& t : other.tensors)
     if (t.is_const()) by_name[t.name] = &t;
@@ -181,15 +179,11 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
   auto imported = frontend::import_onnx_file(model_path);
   if (!imported.ok()) return imported.status();
   ir::Graph g = std::move(*imported);
-  std::set<std::string> given;  // the file's own constants
-  for (const ir::Tensor& t : g.tensors)
-    if (t.is_const()) given.insert(t.name);
   frontend::ExportOptions eo;
   eo.opset = std::max(13, g.opset);
   for (int id : g.inputs) eo.io_shapes[g.t(id).name] = g.t(id).shape;
   for (int id : g.outputs)
     if (g.t(id).shape_known) eo.io_shapes[g.t(id).name] = g.t(id).shape;
-  passes::PassContext ctx;
   // A symbolic batch is bound to an odd size while shape sub-graphs fold, so the Reshapes that
   // carry it can be told apart and written batch-free below (a file folded at batch 1 would
   // declare a symbolic batch and then reshape to 1: ShuffleNet's channel shuffle).
@@ -198,23 +192,17 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
     symbolic_batch |= g.t(id).shape_known && !g.t(id).shape.empty() && g.t(id).shape[0] < 0 &&
                       !o.input_shapes.count(g.t(id).name);
   mark = mark && symbolic_batch;
-  ctx.batch = mark ? kBatchMark : 1;
   if (symbolic_batch && !mark)
     for (auto& [name, shape] : eo.io_shapes)
       if (!shape.empty() && shape[0] < 0) shape[0] = 1;
-  ctx.input_shapes = o.input_shapes;
-  for (auto pass : {passes::bind_input_shapes, passes::constant_folding, passes::shape_inference,
-                    passes::dead_code_elimination, passes::fold_batchnorm})
-    SYSTOLIC_RETURN_IF_ERROR(pass(g, ctx));
+  std::set<std::string> folded;
+  SYSTOLIC_RETURN_IF_ERROR(fold_at(g, mark ? kBatchMark : 1, o, &folded));
   for (int id : g.outputs) {
     ir::Shape shape = g.t(id).shape;
     if (mark && !shape.empty() && shape[0] == kBatchMark) shape[0] = -1;
     eo.io_shapes.emplace(g.t(id).name, shape);  // an output's own shape in the file, if it had one
   }
   if (mark) {
-    std::set<std::string> folded;
-    for (const ir::Tensor& t : g.tensors)
-      if (t.is_const() && !given.count(t.name)) folded.insert(t.name);
     SYSTOLIC_RETURN_IF_ERROR(batch_free_constants(model_path, o, g, folded, batch_free));
     if (!*batch_free || !unbind_batch(g, kBatchMark)) {
       *batch_free = false;

@@ -154,17 +154,21 @@ std::string batch_reshape(const std::string& path, bool constant_of_shape, bool 
   return path;
 }
 
+// Exports `path` with only its input calibrated, to [-1, 1] (the test fails on an error).
+void export_input_range(const std::string& path, onnx::ModelProto* m, quantize::QdqExportStats* st) {
+  quantize::QuantMap ranges;
+  ranges["input"] = quantize::uint8_params(-1.f, 1.f);
+  Status s = quantize::export_qdq(path, ranges, {}, m, st);
+  ASSERT_TRUE(s.ok()) << s.message();
+}
+
 // A shape computed from the batch that is not a leading dim (an LSTM's [directions, batch,
 // hidden] state) cannot be written for every batch: the file takes batch 1, declared so,
 // rather than a symbolic batch with a state folded at some other size.
 TEST(QdqExport, ABatchInsideAComputedShapeFixesTheBatch) {
-  const std::string path = batch_reshape(scratch_dir("qdq_export") + "/state.onnx", false, true);
-  quantize::QuantMap ranges;
-  ranges["input"] = quantize::uint8_params(-1.f, 1.f);
   onnx::ModelProto m;
   quantize::QdqExportStats st;
-  Status s = quantize::export_qdq(path, ranges, {}, &m, &st);
-  ASSERT_TRUE(s.ok()) << s.message();
+  export_input_range(batch_reshape(scratch_dir("qdq_export") + "/state.onnx", false, true), &m, &st);
   EXPECT_TRUE(st.batch_fixed);
   EXPECT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 1);
   // The written state holds batch 1: [2, 1, 8].
@@ -181,13 +185,9 @@ TEST(QdqExport, ABatchInsideAComputedShapeFixesTheBatch) {
 
 TEST(QdqExport, ASymbolicBatchStaysSymbolicThroughAReshape) {
   for (bool fixed : {false, true}) {
-    const std::string path = batch_reshape(scratch_dir("qdq_export") + "/reshape.onnx", fixed);
-    quantize::QuantMap ranges;
-    ranges["input"] = quantize::uint8_params(-1.f, 1.f);
     onnx::ModelProto m;
     quantize::QdqExportStats st;
-    Status s = quantize::export_qdq(path, ranges, {}, &m, &st);
-    ASSERT_TRUE(s.ok()) << s.message();
+    export_input_range(batch_reshape(scratch_dir("qdq_export") + "/reshape.onnx", fixed), &m, &st);
     EXPECT_EQ(st.batch_fixed, fixed);
     // The input and the output (its shape computed here, none in the model) alike.
     for (const onnx::ValueInfoProto* v : {&m.graph().input(0), &m.graph().output(0)}) {

@@ -46,13 +46,16 @@ Status compute_half_in_f32(ir::Graph& g, const std::map<int, DType>& half_output
   for (const ir::Node& n : g.nodes) any |= n.op == Op::Cast && ir::is_half(static_cast<DType>(n.i("to", 1)));
   if (!any && half_outputs.empty() && half_consts.empty()) return Status::Ok();
 
-  // Readers of a half tensor read its float32 twin instead (the graph's outputs keep it).
+  // Readers of a half tensor read its float32 twin instead (the graph's outputs keep it);
+  // widened[w]: the half type twin w was widened from (and the half constants' own).
   std::vector<int> twin(g.tensors.size(), -1);
+  std::map<int, DType> widened = half_consts;
   std::vector<ir::Node> out;
   auto widen = [&](int t) {
     const int w = f32_twin(g, t);
     twin.resize(g.tensors.size(), -1);
     twin[t] = w;
+    widened[w] = half[t];
     out.push_back(cast_node(g, t, w, DType::f32));
   };
   for (int in : g.inputs)
@@ -63,11 +66,9 @@ Status compute_half_in_f32(ir::Graph& g, const std::map<int, DType>& half_output
     // CastLike to a half type: a Cast to it (its like input, a widened half input, Cast result
     // or constant, reads as float32 now).
     if (n.op == Op::CastLike && n.inputs.size() == 2) {
-      const int like = n.inputs[1];
-      DType dt = half_consts.count(like) ? half_consts.at(like) : DType::undefined;
-      for (std::size_t t = 0; t < twin.size(); ++t)
-        if (twin[t] == like) dt = half[t];
-      if (ir::is_half(dt)) {
+      const auto like = widened.find(n.inputs[1]);
+      if (like != widened.end()) {
+        const DType dt = like->second;
         n.op = Op::Cast;
         n.inputs.resize(1);
         n.attrs.clear();

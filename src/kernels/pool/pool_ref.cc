@@ -8,9 +8,10 @@
 namespace systolic::kernels {
 namespace {
 
-// One output value from a window reader get(iy, ix) (called for in-image positions only).
-template <class Get>
-float pool_one(const PoolParams& p, int oy, int ox, Get&& get) {
+// One output value from a window reader get(iy, ix) (called for in-image positions only);
+// seen(iy, ix, larger) hears of each in-image position and whether it raised the maximum.
+template <class Get, class Seen = void (*)(int, int, bool)>
+float pool_one(const PoolParams& p, int oy, int ox, Get&& get, Seen&& seen = [](int, int, bool) {}) {
   double sum = 0.0;
   float mx = -std::numeric_limits<float>::infinity();
   int inside = 0, padded = 0;
@@ -23,6 +24,7 @@ float pool_one(const PoolParams& p, int oy, int ox, Get&& get) {
       ++inside;
       const float v = get(iy, ix);
       sum += v;
+      seen(iy, ix, v > mx);
       mx = v > mx ? v : mx;
     }
   if (p.kind == PoolKind::max) return mx;
@@ -50,21 +52,15 @@ void pool_max_indices_ref_nchw(const PoolParams& p, const float* src, float* dst
   for (long nc = 0; nc < long(p.n) * p.c; ++nc)
     for (int oy = 0; oy < p.oh; ++oy)
       for (int ox = 0; ox < p.ow; ++ox) {
-        // pool_one's rule (a NaN never wins); the index starts at the window's first pixel so
-        // that a window of NaN or -inf still names one it read.
-        float mx = -std::numeric_limits<float>::infinity();
+        // pool_one's maximum (a NaN never wins) and where it was; the index starts at the
+        // window's first pixel so that a window of NaN or -inf still names one it read.
         long at = -1;
-        for (int ky = 0; ky < p.kh; ++ky)
-          for (int kx = 0; kx < p.kw; ++kx) {
-            const int iy = oy * p.sh - p.pad_t + ky * p.dh, ix = ox * p.sw - p.pad_l + kx * p.dw;
-            if (iy < 0 || iy >= p.ih || ix < 0 || ix >= p.iw) continue;
-            const long pos = column_major ? long(ix) * p.ih + iy : long(iy) * p.iw + ix;
-            const float v = src[nc * plane + long(iy) * p.iw + ix];
-            if (at < 0 || v > mx) at = pos;
-            mx = v > mx ? v : mx;
-          }
         const long o = (nc * p.oh + oy) * p.ow + ox;
-        dst[o] = mx;
+        dst[o] = pool_one(
+            p, oy, ox, [&](int iy, int ix) { return src[nc * plane + long(iy) * p.iw + ix]; },
+            [&](int iy, int ix, bool larger) {
+              if (at < 0 || larger) at = column_major ? long(ix) * p.ih + iy : long(iy) * p.iw + ix;
+            });
         indices[o] = at < 0 ? 0 : nc * plane + at;
       }
 }
