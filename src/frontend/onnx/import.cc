@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "frontend/onnx/half_precision.h"
+#include "frontend/onnx/legacy_broadcast.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ir/half.h"
 #include "ir/rnn_activation.h"
@@ -67,6 +68,7 @@ struct Importer {
   std::vector<std::string> captured;  // outer names this branch reads, in first-use order
   std::map<int, ir::DType> half_outputs;  // graph outputs declared float16 or bfloat16
   std::map<int, ir::DType> half_types;    // constants that were float16 or bfloat16 (now float32)
+  std::unordered_map<std::string, int> legacy_ranks;  // value ranks, for opset < 7 broadcasting
 
   int tensor_id(const std::string& name) {
     auto it = ids.find(name);
@@ -138,6 +140,7 @@ struct Importer {
     if (opset > kMaxOpset)
       return Err("model uses opset %d; systolic supports opsets %d to %d", opset, kMinOpset, kMaxOpset);
     g.opset = opset;
+    if (opset < 7) legacy_ranks = legacy_broadcast_ranks(model);
     const onnx::GraphProto& gp = model.graph();
     SYSTOLIC_RETURN_IF_ERROR(import_initializers(gp));
     std::set<std::string> listed;
@@ -192,12 +195,8 @@ struct Importer {
       const std::string& dom = np.domain();
       if (np.op_type() == "Constant" && dom.empty()) continue;  // becomes a constant tensor
       auto op = ir::op_from_name(np.op_type());
-      // Before opset 7 binary ops broadcast by a legacy (broadcast, axis) rule.
-      bool legacy = false;
-      for (const auto& a : np.attribute()) legacy |= a.name() == "broadcast" && a.i() != 0;
-      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || np.op_type() == "NormalizeImage" || legacy) {
-        std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " +
-                           std::to_string(opset) + (legacy ? ", legacy broadcast" : "") + ")";
+      if ((!dom.empty() && dom != "ai.onnx") || !op || np.op_type() == "Reorder" || np.op_type() == "NormalizeImage") {
+        std::string what = (dom.empty() ? "" : dom + ".") + np.op_type() + " (opset " + std::to_string(opset) + ")";
         if (seen->insert(what).second) unsupported->push_back(what);
       }
       for (const auto& a : np.attribute())
@@ -268,6 +267,16 @@ struct Importer {
         n.attrs[a.name()] = std::move(attr);
       }
       if (n.op == ir::Op::If) SYSTOLIC_RETURN_IF_ERROR(bind_branches(n, branches));
+      if (opset < 7) {
+        auto rank_of = [&](int i) {
+          const ir::Tensor& t = g.t(n.inputs[i]);
+          if (t.shape_known || t.is_const()) return static_cast<int>(t.shape.size());
+          auto it = legacy_ranks.find(np.input(i));
+          return it == legacy_ranks.end() ? -1 : it->second;
+        };
+        Status st = unlegacy_broadcast(g, n, rank_of);
+        if (!st.ok()) return st;
+      }
       for (const auto& out : np.output()) {
         if (out.empty()) {
           n.outputs.push_back(-1);
