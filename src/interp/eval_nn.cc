@@ -142,6 +142,15 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
   const TensorRef& y = out[0];
   switch (n.op) {
     case Op::Conv: {
+      if (is_volume(in[0].shape)) {
+        kernels::VolumeConvParams p;
+        SYSTOLIC_RETURN_IF_ERROR(conv_volume_geometry(n, in[0].shape, in[1].shape, &p));
+        if (n.i("act", 0) || n.i("bf16", 0) || (in.size() > 3 && in[3].data))
+          return Err("Conv %s: a 3-D conv with a fused epilogue or bf16 rounding is not supported", n.name.c_str());
+        const float* bias = in.size() > 2 && in[2].data ? in[2].as<float>() : nullptr;
+        kernels::conv_volume_ref(p, in[0].as<float>(), in[1].as<float>(), bias, y.as<float>());
+        return Status::Ok();
+      }
       kernels::ConvParams p;
       SYSTOLIC_RETURN_IF_ERROR(conv_geometry(n, in[0].shape, in[1].shape, &p));
       if (p.src_u8) return Err("Conv %s reads a uint8 image: it runs as a kernel step only", n.name.c_str());
@@ -161,6 +170,12 @@ Status eval_nn(const ir::Node& n, const std::vector<TensorRef>& in, const std::v
       return Status::Ok();
     }
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {
+      if (is_volume(in[0].shape)) {
+        kernels::VolumePoolParams p;
+        SYSTOLIC_RETURN_IF_ERROR(pool_volume_geometry(n, in[0].shape, &p));
+        kernels::pool_volume_ref(p, in[0].as<float>(), y.as<float>());
+        return Status::Ok();
+      }
       kernels::PoolParams p;
       SYSTOLIC_RETURN_IF_ERROR(pool_geometry(n, in[0].shape, &p));
       if (pool_has_indices(n))

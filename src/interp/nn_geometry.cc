@@ -34,12 +34,10 @@ Status solve_axis(const std::string& auto_pad, bool ceil_mode, Axis* a) {
   return Status::Ok();
 }
 
-// Resolves the spatial axes (1 or 2) of a conv/pool node into two Axis records (H, W).
-Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>& kernel,
-               bool ceil_mode, Axis* h, Axis* w) {
+// Resolves every spatial axis of a conv/pool node (input x: N, C, spatial...).
+Status spatial_axes(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>& kernel,
+                    bool ceil_mode, std::vector<Axis>* ax) {
   const std::size_t sp = x.size() - 2;
-  if (sp != 1 && sp != 2) return Err("%s %s: %zu-D is not supported, only 1-D and 2-D (input %s)",
-                                     ir::op_name(n.op), n.name.c_str(), sp, ir::shape_str(x).c_str());
   if (kernel.size() != sp) return Err("%s %s: kernel has %zu dims, input has %zu spatial dims",
                                       ir::op_name(n.op), n.name.c_str(), kernel.size(), sp);
   auto strides = n.ints("strides", std::vector<int64_t>(sp, 1));
@@ -52,12 +50,23 @@ Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>
       return Err("%s %s: strides, dilations and kernel must be positive, pads non-negative",
                  ir::op_name(n.op), n.name.c_str());
   std::string ap = n.s("auto_pad", "NOTSET");
-  Axis ax[2];
+  ax->assign(sp, Axis{});
   for (std::size_t i = 0; i < sp; ++i) {
-    ax[i] = Axis{x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[i + sp], 0};
-    Status st = solve_axis(ap, ceil_mode, &ax[i]);
+    (*ax)[i] = Axis{x[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[i + sp], 0};
+    Status st = solve_axis(ap, ceil_mode, &(*ax)[i]);
     if (!st.ok()) return Err("%s %s: %s", ir::op_name(n.op), n.name.c_str(), st.message().c_str());
   }
+  return Status::Ok();
+}
+
+// The 1-D and 2-D case, as two Axis records (H, W); 1-D is H = 1.
+Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>& kernel,
+               bool ceil_mode, Axis* h, Axis* w) {
+  const std::size_t sp = x.size() - 2;
+  if (sp != 1 && sp != 2) return Err("%s %s: %zu-D is not supported, only 1-D, 2-D and 3-D (input %s)",
+                                     ir::op_name(n.op), n.name.c_str(), sp, ir::shape_str(x).c_str());
+  std::vector<Axis> ax;
+  SYSTOLIC_RETURN_IF_ERROR(spatial_axes(n, x, kernel, ceil_mode, &ax));
   if (sp == 1) {
     *h = Axis{1, 1, 1, 1, 0, 0, 1};
     *w = ax[0];
@@ -68,6 +77,20 @@ Status spatial(const ir::Node& n, const ir::Shape& x, const std::vector<int64_t>
   return Status::Ok();
 }
 
+std::vector<kernels::SpatialDim> to_dims(const std::vector<Axis>& ax) {
+  std::vector<kernels::SpatialDim> d;
+  for (const Axis& a : ax) d.push_back({a.in, a.out, a.k, a.s, a.d, a.pb, a.pe});
+  return d;
+}
+
+// Input channels, weight and group agree.
+Status check_groups(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, int64_t groups) {
+  if (groups <= 0 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
+    return Err("%s %s: input channels %lld, weight %s and group %lld do not agree", ir::op_name(n.op),
+               n.name.c_str(), static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p) {
@@ -75,9 +98,7 @@ Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, 
     return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
                ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
   const int64_t groups = n.i("group", 1);
-  if (groups <= 0 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
-    return Err("%s %s: input channels %lld, weight %s and group %lld do not agree", ir::op_name(n.op),
-               n.name.c_str(), static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
+  SYSTOLIC_RETURN_IF_ERROR(check_groups(n, x, w, groups));
   std::vector<int64_t> kernel(w.begin() + 2, w.end());
   if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
     return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
@@ -137,6 +158,41 @@ Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams*
   p->pad_l = static_cast<int>(w.pb);
   p->pad_r = static_cast<int>(w.pe);
   p->count_include_pad = n.i("count_include_pad", 0) != 0;
+  return Status::Ok();
+}
+
+Status conv_volume_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w,
+                            kernels::VolumeConvParams* p) {
+  if (x.size() != w.size() || x.size() < 3)
+    return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
+               ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
+  const int64_t groups = n.i("group", 1);
+  SYSTOLIC_RETURN_IF_ERROR(check_groups(n, x, w, groups));
+  std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
+    return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
+  std::vector<Axis> ax;
+  SYSTOLIC_RETURN_IF_ERROR(spatial_axes(n, x, kernel, false, &ax));
+  *p = kernels::VolumeConvParams{x[0], x[1], w[0], groups, to_dims(ax)};
+  return Status::Ok();
+}
+
+Status pool_volume_geometry(const ir::Node& n, const ir::Shape& x, kernels::VolumePoolParams* p) {
+  if (x.size() < 3) return Err("%s %s: input %s has no spatial dims", ir::op_name(n.op), n.name.c_str(),
+                               ir::shape_str(x).c_str());
+  if (pool_has_indices(n)) return Err("MaxPool %s: the Indices output of a 3-D pool is not supported", n.name.c_str());
+  const bool global = n.op == ir::Op::GlobalAveragePool || n.op == ir::Op::GlobalMaxPool;
+  std::vector<int64_t> kernel = global ? std::vector<int64_t>(x.begin() + 2, x.end()) : n.ints("kernel_shape");
+  if (kernel.empty()) return Err("%s %s: kernel_shape is required", ir::op_name(n.op), n.name.c_str());
+  std::vector<Axis> ax;
+  ir::Node plain;  // global pools have no attributes
+  SYSTOLIC_RETURN_IF_ERROR(spatial_axes(global ? plain : n, x, kernel, n.i("ceil_mode", 0) != 0, &ax));
+  *p = kernels::VolumePoolParams{};
+  p->max = n.op == ir::Op::MaxPool || n.op == ir::Op::GlobalMaxPool;
+  p->count_include_pad = n.i("count_include_pad", 0) != 0;
+  p->n = x[0];
+  p->c = x[1];
+  p->dims = to_dims(ax);
   return Status::Ok();
 }
 

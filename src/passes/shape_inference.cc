@@ -140,6 +140,20 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
     }
     case Op::Conv: {
       if (!in_t(1)) return Err("Conv %s: missing weight", n.name.c_str());
+      if (interp::is_volume(xs)) {
+        kernels::VolumeConvParams p;
+        SYSTOLIC_RETURN_IF_ERROR(interp::conv_volume_geometry(n, xs, req(1)->shape, &p));
+        const DType wt = req(1)->dtype, bt = in_t(2) ? req(2)->dtype : DType::f32;
+        if (dt != DType::f32 || wt != DType::f32 || bt != DType::f32)
+          return Err("Conv %s: input, weight and bias are %s, %s and %s; float32 is supported", n.name.c_str(),
+                     ir::dtype_name(dt), ir::dtype_name(wt), ir::dtype_name(bt));
+        if (in_t(2) && (req(2)->shape.size() != 1 || req(2)->shape[0] != p.oc))
+          return Err("Conv %s: bias shape %s does not match %lld output channels", n.name.c_str(),
+                     ir::shape_str(req(2)->shape).c_str(), static_cast<long long>(p.oc));
+        outs[0] = {xs[0], p.oc};
+        for (const auto& d : p.dims) outs[0].push_back(d.out);
+        break;
+      }
       kernels::ConvParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::conv_geometry(n, xs, req(1)->shape, &p));
       // The conv kernels and packing read float32 weights and bias, and a float32 input (or the
@@ -164,6 +178,14 @@ Status infer_node(ir::Graph& g, ir::Node& n) {
       break;
     }
     case Op::MaxPool: case Op::AveragePool: case Op::GlobalAveragePool: case Op::GlobalMaxPool: {
+      if (interp::is_volume(xs)) {
+        kernels::VolumePoolParams p;
+        SYSTOLIC_RETURN_IF_ERROR(interp::pool_volume_geometry(n, xs, &p));
+        if (dt != DType::f32) return Err("%s %s: a 3-D pool takes float32, not %s", ir::op_name(n.op), n.name.c_str(), ir::dtype_name(dt));
+        outs[0] = {xs[0], xs[1]};
+        for (const auto& d : p.dims) outs[0].push_back(d.out);
+        break;
+      }
       kernels::PoolParams p;
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, xs, &p));
       outs[0] = r == 3 ? Shape{xs[0], xs[1], p.ow} : Shape{xs[0], xs[1], p.oh, p.ow};

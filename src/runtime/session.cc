@@ -491,8 +491,14 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       }
       if (n.op == ir::Op::Conv) {
         kernels::ConvParams p;
-        if (interp::conv_geometry(n, g.t(n.inputs[0]).shape, g.t(n.inputs[1]).shape, &p).ok())
+        kernels::VolumeConvParams v;
+        const ir::Shape& xs = g.t(n.inputs[0]).shape;
+        if (interp::is_volume(xs) && interp::conv_volume_geometry(n, xs, g.t(n.inputs[1]).shape, &v).ok()) {
+          st->flops = 2.0 * v.n * v.oc * (v.ic / v.groups);
+          for (const auto& d : v.dims) st->flops *= static_cast<double>(d.out) * d.k;
+        } else if (interp::conv_geometry(n, xs, g.t(n.inputs[1]).shape, &p).ok()) {
           st->flops = 2.0 * p.n * p.oh * p.ow * p.oc * (p.ic / p.groups) * p.kh * p.kw;
+        }
       }
       if ((n.op == ir::Op::RNN || n.op == ir::Op::GRU || n.op == ir::Op::LSTM) && n.inputs.size() >= 3 &&
           g.t(n.inputs[0]).shape.size() == 3 && g.t(n.inputs[2]).shape.size() == 3) {

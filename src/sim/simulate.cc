@@ -296,7 +296,6 @@ Expected<SimReport> simulate_program(const plan::Program& p, const target::Targe
     // The measured host's Reorder: its loop's cost per element, where that outlasts its bytes.
     double stream = 0;
     if (n.op == ir::Op::Reorder && t.reorder_elem_ns > 0 && !n.outputs.empty() && n.outputs[0] >= 0) {
-      const ir::Tensor& out = g.t(n.outputs[0]);
       const double elems = w.elems(n.outputs[0]);
       const double bytes_ns = t.vector_gbs > 0 ? on / t.vector_gbs : 0;  // bytes / (GB/s) = ns
       stream = std::max(bytes_ns, elems * t.reorder_elem_ns) * t.clock_ghz;
