@@ -2,10 +2,12 @@
 # encoder-decoder (MaxPool indices into MaxUnpool), a CRNN (BiLSTM and GRU), two OCR-style
 # networks: a DBNet-like text detector (FPN, upsampling, ConvTranspose head) and a CTC text
 # recognizer whose width is symbolic too (exported as [N,3,32,W]), and two detectors with
-# their post-processing (one 320x320 image in; boxes, scores and labels out).
+# their post-processing (one 320x320 image in; boxes, scores and labels out), and two video
+# classifiers (3-D convs; R(2+1)D factorizes them into spatial and temporal ones).
 import sys, torch, torch.nn as nn, torch.nn.functional as F, torchvision.models as m
 import torchvision.models.detection as det
 import torchvision.models.segmentation as seg
+import torchvision.models.video as video
 torch.manual_seed(0)
 
 
@@ -107,7 +109,11 @@ specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': 
          'fcn_resnet50': (lambda: seg.fcn_resnet50(weights_backbone=None, aux_loss=False), 224),
          'lraspp_mobilenet_v3_large': (lambda: seg.lraspp_mobilenet_v3_large(weights_backbone=None), 224),
          'text_detector': (TextDetector, 256), 'text_recognizer': (TextRecognizer, (32, 160)),
-         'segnet': (SegNet, 96), 'crnn': (CRNN, (32, 160))}
+         'segnet': (SegNet, 96), 'crnn': (CRNN, (32, 160)),
+         # Video classifiers: a clip of 4 frames of 64x64 (the input is [N, 3, T, H, W]) for the
+         # tests, and of 16 frames of 112x112, as trained on Kinetics-400, for the benchmarks.
+         'r3d_18': (video.r3d_18, (4, 64, 64)), 'r2plus1d_18': (video.r2plus1d_18, (4, 64, 64)),
+         'r3d_18_16x112': (video.r3d_18, (16, 112, 112)), 'r2plus1d_18_16x112': (video.r2plus1d_18, (16, 112, 112))}
 
 
 def detector(make):
@@ -162,9 +168,9 @@ for name in sys.argv[1:]:
         print('exported', name)
         continue
     fn, size = specs[name]
-    h, w = size if isinstance(size, tuple) else (size, size)
+    dims = size if isinstance(size, tuple) else (size, size)
     model = Logits(fn()).eval()
-    x = torch.randn(1, 3, h, w)
+    x = torch.randn(1, 3, *dims)
     axes = {0: 'N', 3: 'W'} if name == 'text_recognizer' else {0: 'N'}
     torch.onnx.export(model, x, name + '.onnx', opset_version=13, input_names=['input'], output_names=['logits'],
                       dynamic_axes={'input': axes, 'logits': {0: 'N'}})

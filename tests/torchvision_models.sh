@@ -2,7 +2,8 @@
 # PyTorch exports (torchvision, random weights, opset 13) must import, compile and agree with
 # ONNX Runtime (max relative error of every output <= 1e-4): the classic CNN families,
 # transformers (ViT, Swin), ConvNeXt, EfficientNetV2, segmentation (DeepLabV3, FCN, LR-ASPP,
-# a SegNet-style net of MaxPool indices and MaxUnpool, at batch 3)
+# a SegNet-style net of MaxPool indices and MaxUnpool, at batch 3), video classifiers of 3-D
+# convs (R3D-18, R(2+1)D-18, on a 4-frame 64x64 clip)
 # and OCR-style text detection and recognition (the recognizer's width is symbolic: it runs
 # at the width of its input file; a CRNN's BiLSTM and GRU at batch 2), and detectors with their post-processing (SSDlite, Faster
 # R-CNN: NonZero, TopK, NonMaxSuppression, RoiAlign and If run in the plan's dynamic tail; the
@@ -23,7 +24,7 @@ fi
 models="vgg11 alexnet squeezenet1_0 densenet121 inception_v3 googlenet shufflenet_v2_x1_0 mobilenet_v3_small efficientnet_b0
         vit_b_16 swin_t convnext_tiny efficientnet_v2_s deeplabv3_mobilenet_v3_large fcn_resnet50
         lraspp_mobilenet_v3_large segnet text_detector text_recognizer crnn ssdlite320_mobilenet_v3_large
-        fasterrcnn_mobilenet_v3_large_320_fpn"
+        fasterrcnn_mobilenet_v3_large_320_fpn r3d_18 r2plus1d_18"
 mkdir -p "$out"
 cd "$out"
 todo=""

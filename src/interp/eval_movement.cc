@@ -304,7 +304,11 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       for (std::size_t d = axis + 1; d < xs.size(); ++d) inner *= xs[d];
       std::vector<int64_t> idx = read_ints(in[1]);
       const int64_t dim = xs[axis];
+      // zero_fill (set by passes/conv3d_to_conv2d.cc, never by a model): index -1 is a slice of
+      // zeros (a 3-D conv's depth padding).
+      const bool zero_fill = n.i("zero_fill", 0) != 0;
       for (int64_t& i : idx) {
+        if (zero_fill && i == -1) continue;
         if (i < -dim || i >= dim) return Err("Gather %s: index %lld out of range [-%lld, %lld)", n.name.c_str(),
                                              static_cast<long long>(i), static_cast<long long>(dim),
                                              static_cast<long long>(dim));
@@ -313,8 +317,11 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       auto* dst = static_cast<uint8_t*>(y.data);
       const auto* src = static_cast<const uint8_t*>(in[0].data);
       for (int64_t o = 0; o < outer; ++o)
-        for (std::size_t k = 0; k < idx.size(); ++k)
-          std::memcpy(dst + ((o * idx.size() + k) * inner) * es, src + ((o * dim + idx[k]) * inner) * es, inner * es);
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+          uint8_t* d = dst + ((o * idx.size() + k) * inner) * es;
+          if (idx[k] < 0) std::memset(d, 0, inner * es);
+          else std::memcpy(d, src + ((o * dim + idx[k]) * inner) * es, inner * es);
+        }
       return Status::Ok();
     }
     case Op::Shape: {

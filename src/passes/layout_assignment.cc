@@ -86,8 +86,17 @@ bool channel_slice(const ir::Graph& g, const ir::Node& n) {
          (n.in(4) < 0 || (int_scalar_const(g, n.in(4), &step) && step == 1));
 }
 
+// A Gather of whole items (axis 0 of a 4-D tensor, constant 1-D indices) copies [C,H,W] blocks,
+// the same bytes in either order (a 3-D conv's depth taps, passes/conv3d_to_conv2d.cc).
+bool item_gather(const ir::Graph& g, const ir::Node& n) {
+  if (n.op != Op::Gather || n.inputs.size() != 2 || n.i("axis", 0) != 0) return false;
+  const ir::Tensor& idx = g.t(n.inputs[1]);
+  return g.t(n.inputs[0]).shape.size() == 4 && idx.is_const() && idx.shape.size() == 1;
+}
+
 bool layout_follower(const ir::Graph& g, const ir::Node& n) {
   if (per_tensor_qdq(g, n)) return true;
+  if (item_gather(g, n)) return true;
   if (channel_slice(g, n)) return true;
   if (n.op == Op::ChannelShuffle) return g.t(n.inputs[0]).shape.size() == 4;
   if (hw_resize(g, n)) return true;
@@ -125,7 +134,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   const ir::Tensor& t = g.t(id);
   if (n.op == Op::Conv) return i == 0 || i == 3;
   if (n.op == Op::NormalizeImage) return false;  // the image is NHWC whatever the layouts around it
-  if (per_tensor_qdq(g, n) || n.op == Op::Resize || n.op == Op::Slice || n.op == Op::Split) return i == 0;
+  if (per_tensor_qdq(g, n) || n.op == Op::Resize || n.op == Op::Slice || n.op == Op::Split || item_gather(g, n)) return i == 0;
   if (n.op == Op::Clip && i > 0) return false;
   if ((n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2 &&
       per_channel(t, g.t(n.inputs[1 - i])))

@@ -71,6 +71,7 @@ Status qoperator_to_qdq(ir::Graph&, PassContext&);
 Status fold_qdq(ir::Graph&, PassContext&);
 Status convtranspose_to_conv(ir::Graph&, PassContext&);
 Status fold_batchnorm(ir::Graph&, PassContext&);
+Status conv3d_to_conv2d(ir::Graph&, PassContext&);
 Status prune_conv_taps(ir::Graph&, PassContext&);
 Status fuse_layernorm(ir::Graph&, PassContext&);
 Status rnn_input_projection(ir::Graph&, PassContext&);

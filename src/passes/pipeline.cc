@@ -28,6 +28,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fold_pad", fold_pad},
       {"convtranspose_to_conv", convtranspose_to_conv},
       {"fold_batchnorm", fold_batchnorm},
+      {"conv3d_to_conv2d", conv3d_to_conv2d},
       {"prune_conv_taps", prune_conv_taps},
       {"fuse_layernorm", fuse_layernorm},
       {"rnn_input_projection", rnn_input_projection},

@@ -435,8 +435,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (nhwc_d2s && n.s("mode", "DCR") != "DCR")
         return Err("plan is inconsistent: DepthToSpace %s in mode %s on NHWC data; recompile the model",
                    n.name.c_str(), n.s("mode", "DCR").c_str());
+      // A Gather of whole items (axis 0) copies the same bytes in either layout.
+      const bool nhwc_items = nhwc && n.op == ir::Op::Gather && n.i("axis", 0) == 0 && n.inputs.size() == 2 &&
+                              g.t(n.inputs[0]).layout == ir::Layout::nhwc && g.t(n.inputs[1]).shape.size() == 1;
       for (int id : n.inputs)
-        if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && !nhwc_d2s && id >= 0 && g.t(id).numel() != 1 &&
+        if (nhwc && n.op != ir::Op::Concat && !nhwc_resize && !nhwc_d2s && !nhwc_items && id >= 0 && g.t(id).numel() != 1 &&
             (g.t(id).shape != g.t(n.outputs[0]).shape || g.t(id).layout != ir::Layout::nhwc) &&
             !(n.op == ir::Op::Split && (id != n.inputs[0] || g.t(id).layout == ir::Layout::nhwc)))
           return Err("plan is inconsistent: %s %s mixes layouts; recompile the model", ir::op_name(n.op),

@@ -1,0 +1,258 @@
+// 3-D convs (video and volume models) run as 2-D convs on the matrix kernels, and the activations
+// between them as 4-D tensors the layout pass stores NHWC (so NDHWC: no transposes between
+// layers).
+//
+// A 5-D activation X [N, C, D, H, W] is held as X4 [N*D, C, H, W] (item n*D + d is depth slice
+// d of clip n). A conv of kernel (KD, KH, KW) reads, for output depth o and tap t, the slice
+// o*SD - PD + t*DD (zeros outside the clip): one Gather along X4's first axis per tap
+// (attribute zero_fill: index -1 gives zeros), and the taps' Concat along the channels is
+// [N*Do, KD*C, H, W], on which a 2-D conv with the weight [M, C, KD, KH, KW] reordered to
+// [M, KD*C, KH, KW] sums exactly the 3-D conv's products into [N*Do, M, Ho, Wo]: the output's
+// 4-D form. A (1, k, k) conv (R(2+1)D's spatial half) reads X4 itself; a (k, 1, 1) one (its
+// temporal half) is a 1x1 conv. Element-wise ops between convs (ReLU, the residual Add) run on
+// the 4-D forms; a 5-D value is made (one transpose) only where another op reads it. The 2-D
+// convs get what 2-D convs get: Winograd for 3x3, packed weights, fused epilogues, bf16.
+// A grouped conv with depth taps, whose groups would need their channels apart, is lowered
+// on the 5-D form instead (transpose, pad, gather, conv, transpose back).
+// Runs after fold_batchnorm, which folds a 3-D batch norm into the conv before it.
+#include <map>
+#include <set>
+
+#include "interp/nn_geometry.h"
+#include "passes/pass.h"
+
+namespace systolic::passes {
+namespace {
+
+using ir::Op;
+
+struct Builder {
+  ir::Graph& g;
+  std::vector<ir::Node>& out;
+  std::string base;
+
+  int tensor(const char* what, ir::Shape shape) {
+    ir::Tensor t;
+    t.name = g.fresh_name(base + "." + what);
+    t.dtype = ir::DType::f32;
+    t.shape = std::move(shape);
+    t.shape_known = true;
+    return g.add_tensor(std::move(t));
+  }
+  // A node of one output: a new tensor of `shape`, or `into` when given.
+  int node(Op op, const char* what, std::vector<int> inputs, ir::Shape shape, int into = -1) {
+    ir::Node n;
+    n.op = op;
+    n.name = g.fresh_name(base + "." + what);
+    n.inputs = std::move(inputs);
+    n.outputs = {into >= 0 ? into : tensor(what, std::move(shape))};
+    const int y = n.outputs[0];
+    out.push_back(std::move(n));
+    return y;
+  }
+  int transpose(int x, std::vector<int64_t> perm, int into = -1) {
+    ir::Shape s;
+    for (int64_t p : perm) s.push_back(g.t(x).shape[p]);
+    const int y = node(Op::Transpose, "transpose", {x}, s, into);
+    out.back().set_ints("perm", std::move(perm));
+    return y;
+  }
+  int reshape(int x, ir::Shape s) {
+    const int shape = g.add_const_i64(g.fresh_name(base + ".shape"), {static_cast<int64_t>(s.size())}, s);
+    return node(Op::Reshape, "reshape", {x, shape}, s);
+  }
+  int gather(int x, const std::vector<int64_t>& idx, ir::Shape s, int64_t axis, bool zero_fill) {
+    const int at = g.add_const_i64(g.fresh_name(base + ".taps"), {static_cast<int64_t>(idx.size())}, idx);
+    const int y = node(Op::Gather, "taps", {x, at}, s);
+    out.back().set_i("axis", axis);
+    if (zero_fill) out.back().set_i("zero_fill", 1);
+    return y;
+  }
+};
+
+// A 5-D activation held in 4-D form: tensor `id4` [N*D, C, H, W].
+struct Held {
+  int id4;
+  int64_t n, c, d, h, w;
+};
+
+// The weight [M, Cg, KD, KH, KW] as [M, KD*Cg, KH, KW], tap-major channels.
+int weight_2d(ir::Graph& g, const ir::Node& conv, const kernels::VolumeConvParams& p) {
+  const ir::Tensor& wt = g.t(conv.inputs[1]);
+  const int64_t M = p.oc, Cg = p.ic / p.groups, KD = p.dims[0].k, khw = p.dims[1].k * p.dims[2].k;
+  std::vector<float> w2(static_cast<std::size_t>(wt.numel()));
+  const float* W = wt.as<float>();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t t = 0; t < KD; ++t)
+        for (int64_t i = 0; i < khw; ++i) w2[((m * KD + t) * Cg + c) * khw + i] = W[((m * Cg + c) * KD + t) * khw + i];
+  return g.add_const_f32(g.fresh_name(conv.name + ".weight2d"), {M, KD * Cg, p.dims[1].k, p.dims[2].k}, w2);
+}
+
+// The 2-D conv of `conv`'s H and W geometry on input x, into a new [N*Do, M, Ho, Wo] tensor.
+int conv_2d(Builder& b, const ir::Node& conv, const kernels::VolumeConvParams& p, int x) {
+  const kernels::SpatialDim h = p.dims[1], w = p.dims[2];
+  ir::Node c = conv;
+  c.name = conv.name + ".2d";
+  c.inputs[0] = x;
+  c.inputs[1] = weight_2d(b.g, conv, p);
+  c.attrs.erase("auto_pad");
+  c.set_ints("kernel_shape", {h.k, w.k});
+  c.set_ints("strides", {h.s, w.s});
+  c.set_ints("dilations", {h.d, w.d});
+  c.set_ints("pads", {h.pad_begin, w.pad_begin, h.pad_end, w.pad_end});
+  c.outputs = {b.tensor("conv2d", {p.n * p.dims[0].out, p.oc, h.out, w.out})};
+  const int y = c.outputs[0];
+  b.out.push_back(std::move(c));
+  return y;
+}
+
+// A grouped conv with depth taps, on the 5-D form: [N, C, D, H, W] -> [N, D, C, H, W], padded
+// along D, the taps gathered to [N, Do, KD, G, Cg, H, W], group-major, as [N*Do, G*KD*Cg, H, W];
+// the 2-D conv's output transposed back into the conv's own output tensor.
+void lower_grouped(Builder& b, const ir::Node& n, const kernels::VolumeConvParams& p) {
+  const kernels::SpatialDim d = p.dims[0], h = p.dims[1], w = p.dims[2];
+  const int64_t N = p.n, C = p.ic, G = p.groups, Cg = C / G, KD = d.k;
+  int x = b.transpose(n.inputs[0], {0, 2, 1, 3, 4});
+  if (d.pad_begin || d.pad_end) {
+    const int pads = b.g.add_const_i64(b.g.fresh_name(n.name + ".pads"), {10},
+                                       {0, d.pad_begin, 0, 0, 0, 0, d.pad_end, 0, 0, 0});
+    x = b.node(Op::Pad, "pad", {x, pads}, {N, d.in + d.pad_begin + d.pad_end, C, h.in, w.in});
+  }
+  std::vector<int64_t> idx;
+  for (int64_t o = 0; o < d.out; ++o)
+    for (int64_t t = 0; t < KD; ++t) idx.push_back(o * d.s + t * d.d);
+  x = b.gather(x, idx, {N, d.out * KD, C, h.in, w.in}, 1, false);
+  x = b.transpose(b.reshape(x, {N, d.out, KD, G, Cg, h.in, w.in}), {0, 1, 3, 2, 4, 5, 6});
+  const int y = conv_2d(b, n, p, b.reshape(x, {N * d.out, KD * C, h.in, w.in}));
+  b.transpose(b.reshape(y, {N, d.out, p.oc, h.out, w.out}), {0, 2, 1, 3, 4}, n.outputs[0]);
+}
+
+bool f32_activation(const ir::Tensor& t) { return t.dtype == ir::DType::f32 && !t.is_const() && !t.dynamic; }
+
+// Unary element-wise ops that run on any layout (the layout pass's followers).
+bool unary_follower(const ir::Graph& g, const ir::Node& n) {
+  switch (n.op) {
+    case Op::Relu: case Op::LeakyRelu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
+    case Op::Tanh: case Op::Neg: case Op::Exp: case Op::Sqrt: case Op::Abs: case Op::Silu:
+      return n.inputs.size() == 1;
+    case Op::Clip:
+      for (std::size_t i = 1; i < n.inputs.size(); ++i)
+        if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
+      return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
+  std::vector<ir::Node> out;
+  out.reserve(g.nodes.size());
+  std::map<int, Held> held;  // 5-D tensor -> its 4-D form
+  std::set<int> made;        // 5-D tensors whose own values exist
+  // The 4-D form of a 5-D tensor: [N, C, D, H, W] -> [N, D, H, W, C] (one copy) -> as the
+  // NHWC bytes of [N*D, C, H, W] (a view after the layout pass).
+  auto hold = [&](Builder& b, int x) -> Held {
+    auto it = held.find(x);
+    if (it != held.end()) return it->second;
+    const ir::Shape s = g.t(x).shape;
+    const int t = b.transpose(x, {0, 2, 3, 4, 1});
+    const int r = b.reshape(t, {s[0] * s[2], s[3], s[4], s[1]});
+    const Held h{b.transpose(r, {0, 3, 1, 2}), s[0], s[1], s[2], s[3], s[4]};
+    held[x] = h;
+    made.insert(x);
+    return h;
+  };
+  // The 5-D values of held tensors a node reads (or the graph outputs), made where needed.
+  auto make = [&](int x) {
+    auto it = held.find(x);
+    if (it == held.end() || made.count(x)) return;
+    const Held& h = it->second;
+    Builder b{g, out, g.t(x).name};
+    const int t = b.transpose(h.id4, {0, 2, 3, 1});  // a view of the NHWC bytes
+    b.transpose(b.reshape(t, {h.n, h.d, h.h, h.w, h.c}), {0, 4, 1, 2, 3}, x);
+    made.insert(x);
+  };
+
+  for (ir::Node& n : g.nodes) {
+    kernels::VolumeConvParams p;
+    const bool conv3d = n.op == Op::Conv && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
+                        n.outputs.size() == 1 && interp::is_volume(g.t(n.inputs[0]).shape) &&
+                        f32_activation(g.t(n.inputs[0])) && g.t(n.inputs[1]).is_const() &&
+                        g.t(n.inputs[1]).dtype == ir::DType::f32 && (n.inputs.size() < 4 || n.inputs[3] < 0) &&
+                        interp::conv_volume_geometry(n, g.t(n.inputs[0]).shape, g.t(n.inputs[1]).shape, &p).ok();
+    if (conv3d && p.groups > 1 && p.dims[0].k > 1) {
+      make(n.inputs[0]);
+      Builder b{g, out, n.name};
+      lower_grouped(b, n, p);
+      continue;
+    }
+    if (conv3d) {
+      Builder b{g, out, n.name};
+      const Held x = hold(b, n.inputs[0]);
+      const kernels::SpatialDim d = p.dims[0];
+      std::vector<int> taps;
+      for (int64_t t = 0; t < d.k; ++t) {
+        std::vector<int64_t> idx;
+        bool identity = d.out == x.d, pads = false;
+        for (int64_t item = 0; item < x.n; ++item)
+          for (int64_t o = 0; o < d.out; ++o) {
+            const int64_t at = o * d.s - d.pad_begin + t * d.d;
+            identity = identity && at == o;
+            pads = pads || at < 0 || at >= x.d;
+            idx.push_back(at < 0 || at >= x.d ? -1 : item * x.d + at);
+          }
+        taps.push_back(identity ? x.id4 : b.gather(x.id4, idx, {x.n * d.out, x.c, x.h, x.w}, 0, pads));
+      }
+      int in2d = taps[0];
+      if (taps.size() > 1) {
+        in2d = b.node(Op::Concat, "concat", taps, {x.n * d.out, d.k * x.c, x.h, x.w});
+        out.back().set_i("axis", 1);
+      }
+      const int y4 = conv_2d(b, n, p, in2d);
+      held[n.outputs[0]] = Held{y4, p.n, p.oc, d.out, p.dims[1].out, p.dims[2].out};
+      continue;
+    }
+    // An element-wise op on held values (and constants that broadcast as scalars or per channel)
+    // runs on their 4-D forms.
+    const bool binary = (n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div) && n.inputs.size() == 2;
+    if ((binary || unary_follower(g, n)) && n.outputs.size() == 1 && held.count(n.inputs[0]) &&
+        g.t(n.outputs[0]).shape == g.t(n.inputs[0]).shape && g.t(n.outputs[0]).dtype == ir::DType::f32) {
+      const Held h = held.at(n.inputs[0]);
+      bool ok = true;
+      std::vector<int> ins = n.inputs;
+      ins[0] = h.id4;
+      if (binary) {
+        const int o = n.inputs[1];
+        const ir::Tensor& t = g.t(o);
+        if (held.count(o) && t.shape == g.t(n.inputs[0]).shape) {
+          ins[1] = held.at(o).id4;
+        } else if (t.is_const() && t.numel() == 1) {
+        } else if (t.is_const() && t.dtype == ir::DType::f32 && t.numel() == h.c &&
+                   (t.shape == ir::Shape{1, h.c, 1, 1, 1} || t.shape == ir::Shape{h.c, 1, 1, 1})) {
+          ins[1] = g.add_const(g.fresh_name(t.name + ".4d"), t.dtype, {1, h.c, 1, 1}, *t.data);
+        } else {
+          ok = false;
+        }
+      }
+      if (ok) {
+        Builder b{g, out, n.name};
+        ir::Node e = n;
+        e.inputs = ins;
+        e.outputs = {b.tensor("4d", {h.n * h.d, h.c, h.h, h.w})};
+        held[n.outputs[0]] = Held{e.outputs[0], h.n, h.c, h.d, h.h, h.w};
+        out.push_back(std::move(e));
+        continue;
+      }
+    }
+    for (int id : n.inputs)
+      if (id >= 0) make(id);
+    out.push_back(std::move(n));
+  }
+  for (int o : g.outputs) make(o);
+  g.nodes = std::move(out);
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

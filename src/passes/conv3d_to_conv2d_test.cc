@@ -1,0 +1,111 @@
+// conv3d_to_conv2d: 3-D convs become 2-D convs on depth taps, with the activations between them
+// in 4-D form; the compiled plan agrees with the reference interpreter's 3-D conv.
+#include <gtest/gtest.h>
+
+#include "tests/graph_builder.h"
+
+namespace systolic::testing {
+namespace {
+
+int conv3d(GraphBuilder& b, int x, int64_t ic, int64_t oc, std::vector<int64_t> k, std::vector<int64_t> strides,
+           std::vector<int64_t> pads, int64_t groups = 1, std::vector<int64_t> dil = {1, 1, 1}) {
+  const int w = b.weights("w" + std::to_string(b.g.nodes.size()), {oc, ic / groups, k[0], k[1], k[2]}, 0.3f);
+  const int y = b.node(ir::Op::Conv, {x, w, b.weights("b" + std::to_string(b.g.nodes.size()), {oc})})[0];
+  b.last().set_ints("strides", std::move(strides));
+  b.last().set_ints("pads", std::move(pads));
+  b.last().set_ints("dilations", std::move(dil));
+  b.last().set_i("group", groups);
+  return y;
+}
+
+// Convs whose input is 5-D after the pass (none should be left).
+int volume_convs(const ir::Graph& g) {
+  int c = 0;
+  for (const ir::Node& n : g.nodes) c += n.op == ir::Op::Conv && g.t(n.inputs[0]).shape.size() == 5;
+  return c;
+}
+
+}  // namespace
+
+// A residual block of R3D and R(2+1)D convs: (3,3,3) with a 3-D batch norm, (1,3,3) strided in
+// H and W, (3,1,1) strided in depth, a (1,1,1) strided shortcut, per-channel scale, ReLUs, a
+// global pool; two clips.
+TEST(Conv3dToConv2d, AResidualVideoBlockMatchesTheReference) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, 3, 5, 8, 8});
+  int a = conv3d(b, x, 3, 8, {3, 3, 3}, {1, 1, 1}, {1, 1, 1, 1, 1, 1});
+  a = b.node(ir::Op::BatchNormalization, {a, b.positive("s", {8}), b.weights("bb", {8}), b.weights("m", {8}),
+                                          b.positive("v", {8})})[0];
+  a = b.node(ir::Op::Relu, {a})[0];
+  int c = conv3d(b, a, 8, 8, {1, 3, 3}, {1, 2, 2}, {0, 1, 1, 0, 1, 1});
+  c = b.node(ir::Op::Relu, {c})[0];
+  c = conv3d(b, c, 8, 12, {3, 1, 1}, {2, 1, 1}, {1, 0, 0, 1, 0, 0});
+  const int shortcut = conv3d(b, a, 8, 12, {1, 1, 1}, {2, 2, 2}, {0, 0, 0, 0, 0, 0});
+  int s = b.node(ir::Op::Add, {c, shortcut})[0];
+  s = b.node(ir::Op::Mul, {s, b.positive("scale", {1, 12, 1, 1, 1})})[0];
+  s = b.node(ir::Op::Relu, {s})[0];
+  b.output(b.node(ir::Op::GlobalAveragePool, {s})[0]);
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::fold_batchnorm, passes::conv3d_to_conv2d,
+                 passes::dead_code_elimination, passes::shape_inference});
+  EXPECT_EQ(volume_convs(g), 0);
+  EXPECT_EQ(count_ops(g, ir::Op::Conv), 4);
+  // Into 4-D form once (the input), back once (the pool's input): two transposes each way, one of
+  // each pair a view once the layout pass has run.
+  EXPECT_EQ(count_ops(g, ir::Op::Transpose), 4);
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+  EXPECT_LT(max_rel_error(run_graph(b.g, true, 2), run_graph(b.g, false)), 1e-5);
+  // In the plan the taps and the element-wise ops run on NHWC data as the convs do: no reorder.
+  auto p = plan::compile(b.g, plan::CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(count_ops((*p)->graph, ir::Op::Reorder), 0);
+}
+
+// A held value that is also a graph output and read by a conv; a dilated depth kernel whose
+// taps fall in the padding at both ends.
+TEST(Conv3dToConv2d, HeldValuesAreMadeWhereRead) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 4, 6, 5, 7});
+  const int a = b.node(ir::Op::Relu, {conv3d(b, x, 4, 6, {3, 3, 3}, {1, 1, 1}, {2, 1, 1, 2, 1, 1}, 1, {2, 1, 1})})[0];
+  b.output(a);
+  b.output(conv3d(b, a, 6, 5, {2, 3, 3}, {1, 1, 1}, {0, 0, 0, 1, 2, 2}));
+  ir::Graph g = b.g;
+  run_passes(g, {passes::shape_inference, passes::conv3d_to_conv2d});
+  EXPECT_EQ(volume_convs(g), 0);
+  EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
+  // Output 1, through the whole compiled plan.
+  auto ref = plan::compile(b.g, plan::CompileOptions{.optimize = false});
+  ASSERT_TRUE(ref.ok());
+  auto opt = plan::compile(b.g, plan::CompileOptions{});
+  ASSERT_TRUE(opt.ok()) << opt.status().message();
+  std::vector<std::vector<runtime::HostTensor>> outs(2);
+  for (int k = 0; k < 2; ++k) {
+    auto s = runtime::Session::create(k ? *opt : *ref, runtime::SessionOptions{});
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE((*s)->run({{"x", random_input(b.g.t(x), 7)}}, &outs[k]).ok());
+  }
+  ASSERT_EQ(outs[0].size(), 2u);
+  for (int o = 0; o < 2; ++o) {
+    ASSERT_EQ(outs[0][o].shape, outs[1][o].shape);
+    const float* r = outs[0][o].as<float>();
+    const float* p = outs[1][o].as<float>();
+    for (int64_t i = 0; i < outs[0][o].numel(); ++i) ASSERT_NEAR(p[i], r[i], 1e-4 * (1 + std::fabs(r[i]))) << o << " " << i;
+  }
+}
+
+// Grouped and depthwise convs with depth taps take the 5-D route.
+TEST(Conv3dToConv2d, GroupedConvsWithDepthTaps) {
+  for (int64_t groups : {2, 6}) {
+    GraphBuilder b;
+    const int x = b.input("x", {2, 6, 7, 6, 6});
+    int y = conv3d(b, x, 6, 6, {3, 3, 3}, {2, 1, 1}, {1, 1, 1, 0, 1, 1}, groups);
+    y = conv3d(b, b.node(ir::Op::Relu, {y})[0], 6, 4, {1, 1, 1}, {1, 1, 1}, {0, 0, 0, 0, 0, 0});
+    b.output(y);
+    ir::Graph g = b.g;
+    run_passes(g, {passes::shape_inference, passes::conv3d_to_conv2d});
+    EXPECT_EQ(volume_convs(g), 0) << groups;
+    EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5) << groups;
+  }
+}
+
+}  // namespace systolic::testing
