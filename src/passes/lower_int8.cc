@@ -28,8 +28,11 @@ namespace {
 using ir::DType;
 using ir::Op;
 
-bool is_pool(Op op) {
-  return op == Op::MaxPool || op == Op::GlobalMaxPool || op == Op::AveragePool || op == Op::GlobalAveragePool;
+// A pool the int8 kernels run: 2-D (NHWC); 1-D and 3-D pools are float-only interpreter steps.
+bool is_pool(const ir::Graph& g, const ir::Node& n) {
+  const Op op = n.op;
+  return (op == Op::MaxPool || op == Op::GlobalMaxPool || op == Op::AveragePool || op == Op::GlobalAveragePool) &&
+         !n.inputs.empty() && n.inputs[0] >= 0 && g.t(n.inputs[0]).shape.size() == 4;
 }
 
 // Ops whose output holds input 0's values (moved, or a subset): uint8 in, uint8 out, the same
@@ -87,7 +90,7 @@ struct Lowering {
       const ir::Node& n = nodes[c];
       if (n.op == Op::Conv && (n.inputs[0] == t || n.in(3) == t) && conv_blocker(n, n.inputs[0] == t).empty())
         return true;
-      if (is_pool(n.op) && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0])) return true;
+      if (is_pool(g, n) && n.outputs.size() == 1 && !g.is_graph_output(n.outputs[0])) return true;
       if ((n.op == Op::Add || n.op == Op::Concat) && eltwise_int8(n, t)) return true;
       if (is_passthrough(g, n) && n.inputs[0] == t && !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0]))
         return true;
@@ -479,7 +482,7 @@ struct Lowering {
           continue;
         }
         if (g.t(n.inputs[0]).dtype == DType::f32 || is_u8(n.inputs[0])) note(n, why);
-      } else if (is_pool(n.op) && n.outputs.size() == 1 && (is_u8(n.inputs[0]) || quantized(n.inputs[0])) &&
+      } else if (is_pool(g, n) && n.outputs.size() == 1 && (is_u8(n.inputs[0]) || quantized(n.inputs[0])) &&
                  !g.is_graph_output(n.outputs[0]) && wants_u8(n.outputs[0])) {
         lower_pool(n);
         out.push_back(std::move(n));

@@ -546,6 +546,26 @@ TEST(LowerInt8, QdqGemmKeepsItsWeightScales) {
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << i;
 }
 
+// A video model's 5-D pool (and a 1-D one) runs in float: only 2-D pools have int8 kernels.
+// Given uint8 input, the interpreter's pools refused it at run time.
+TEST(LowerInt8, PoolsOtherThan2DStayFloat) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 3, 4, 6, 6});
+  int c = b.node(Op::Conv, {x, b.weights("w", {8, 3, 3, 3, 3}), b.weights("bias", {8})})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1, 1, 1});
+  c = b.node(Op::Relu, {c})[0];
+  const int gap = b.node(Op::GlobalAveragePool, {c})[0];
+  const int r = b.node(Op::Reshape, {gap, b.g.add_const_i64("shape", {3}, {1, 1, 8})})[0];
+  const int p1 = b.node(Op::MaxPool, {r})[0];
+  b.last().set_ints("kernel_shape", {2});
+  b.output(b.node(Op::Flatten, {p1})[0]);
+  auto p = compile_int8(b.g);
+  ASSERT_TRUE(p);
+  for (const ir::Node& n : p->graph.nodes)
+    if (n.op == Op::GlobalAveragePool || n.op == Op::MaxPool) EXPECT_EQ(p->graph.t(n.inputs[0]).dtype, DType::f32) << n.name;
+  EXPECT_GT(cosine(run_program(p, b.g), run_graph(b.g, false)), 0.999);
+}
+
 // A scale no int8 kernel can use is an error naming the node and the value; fp32 still runs it.
 TEST(LowerInt8, NonPositiveScaleIsANamedError) {
   for (float bad : {0.f, -0.5f, std::nanf(""), INFINITY}) {
