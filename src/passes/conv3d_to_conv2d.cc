@@ -30,13 +30,19 @@ struct Builder {
   ir::Graph& g;
   std::vector<ir::Node>& out;
   std::string base;
+  // A QDQ model's quantization of the values the new tensors hold (moved, or the conv's output):
+  // lower_int8 then runs the 2-D convs in int8 as it would the 3-D ones.
+  ir::QuantParams quant = {};
 
-  int tensor(const char* what, ir::Shape shape) {
+  int tensor(const char* what, ir::Shape shape) { return named(g.fresh_name(base + "." + what), std::move(shape)); }
+  // A tensor of this exact name (a 4-D form's: volume_held_name, once per 5-D tensor).
+  int named(const std::string& name, ir::Shape shape) {
     ir::Tensor t;
-    t.name = g.fresh_name(base + "." + what);
+    t.name = name;
     t.dtype = ir::DType::f32;
     t.shape = std::move(shape);
     t.shape_known = true;
+    t.quant = quant;
     return g.add_tensor(std::move(t));
   }
   // A node of one output: a new tensor of `shape`, or `into` when given.
@@ -86,7 +92,10 @@ int weight_2d(ir::Graph& g, const ir::Node& conv, const kernels::VolumeConvParam
     for (int64_t c = 0; c < Cg; ++c)
       for (int64_t t = 0; t < KD; ++t)
         for (int64_t i = 0; i < khw; ++i) w2[((m * KD + t) * Cg + c) * khw + i] = W[((m * Cg + c) * KD + t) * khw + i];
-  return g.add_const_f32(g.fresh_name(conv.name + ".weight2d"), {M, KD * Cg, p.dims[1].k, p.dims[2].k}, w2);
+  const ir::QuantParams q = wt.quant;  // per output channel: M stays axis 0
+  const int id = g.add_const_f32(g.fresh_name(conv.name + ".weight2d"), {M, KD * Cg, p.dims[1].k, p.dims[2].k}, w2);
+  g.t(id).quant = q;
+  return id;
 }
 
 // The 2-D conv of `conv`'s H and W geometry on input x, into a new [N*Do, M, Ho, Wo] tensor.
@@ -101,7 +110,8 @@ int conv_2d(Builder& b, const ir::Node& conv, const kernels::VolumeConvParams& p
   c.set_ints("strides", {h.s, w.s});
   c.set_ints("dilations", {h.d, w.d});
   c.set_ints("pads", {h.pad_begin, w.pad_begin, h.pad_end, w.pad_end});
-  c.outputs = {b.tensor("conv2d", {p.n * p.dims[0].out, p.oc, h.out, w.out})};
+  b.quant = b.g.t(conv.outputs[0]).quant;
+  c.outputs = {b.named(volume_held_name(b.g.t(conv.outputs[0]).name), {p.n * p.dims[0].out, p.oc, h.out, w.out})};
   const int y = c.outputs[0];
   b.out.push_back(std::move(c));
   return y;
@@ -113,6 +123,7 @@ int conv_2d(Builder& b, const ir::Node& conv, const kernels::VolumeConvParams& p
 void lower_grouped(Builder& b, const ir::Node& n, const kernels::VolumeConvParams& p) {
   const kernels::SpatialDim d = p.dims[0], h = p.dims[1], w = p.dims[2];
   const int64_t N = p.n, C = p.ic, G = p.groups, Cg = C / G, KD = d.k;
+  b.quant = b.g.t(n.inputs[0]).quant;
   int x = b.transpose(n.inputs[0], {0, 2, 1, 3, 4});
   if (d.pad_begin || d.pad_end) {
     const int pads = b.g.add_const_i64(b.g.fresh_name(n.name + ".pads"), {10},
@@ -157,9 +168,11 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
     auto it = held.find(x);
     if (it != held.end()) return it->second;
     const ir::Shape s = g.t(x).shape;
+    b.quant = g.t(x).quant;
     const int t = b.transpose(x, {0, 2, 3, 4, 1});
     const int r = b.reshape(t, {s[0] * s[2], s[3], s[4], s[1]});
-    const Held h{b.transpose(r, {0, 3, 1, 2}), s[0], s[1], s[2], s[3], s[4]};
+    const int x4 = b.named(volume_held_name(g.t(x).name), {s[0] * s[2], s[1], s[3], s[4]});
+    const Held h{b.transpose(r, {0, 3, 1, 2}, x4), s[0], s[1], s[2], s[3], s[4]};
     held[x] = h;
     made.insert(x);
     return h;
@@ -169,7 +182,7 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
     auto it = held.find(x);
     if (it == held.end() || made.count(x)) return;
     const Held& h = it->second;
-    Builder b{g, out, g.t(x).name};
+    Builder b{g, out, g.t(x).name, g.t(h.id4).quant};
     const int t = b.transpose(h.id4, {0, 2, 3, 1});  // a view of the NHWC bytes
     b.transpose(b.reshape(t, {h.n, h.d, h.h, h.w, h.c}), {0, 4, 1, 2, 3}, x);
     made.insert(x);
@@ -191,6 +204,7 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
     if (conv3d) {
       Builder b{g, out, n.name};
       const Held x = hold(b, n.inputs[0]);
+      b.quant = g.t(x.id4).quant;
       const kernels::SpatialDim d = p.dims[0];
       std::vector<int> taps;
       for (int64_t t = 0; t < d.k; ++t) {
@@ -237,10 +251,10 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
         }
       }
       if (ok) {
-        Builder b{g, out, n.name};
+        Builder b{g, out, n.name, g.t(n.outputs[0]).quant};
         ir::Node e = n;
         e.inputs = ins;
-        e.outputs = {b.tensor("4d", {h.n * h.d, h.c, h.h, h.w})};
+        e.outputs = {b.named(volume_held_name(g.t(n.outputs[0]).name), {h.n * h.d, h.c, h.h, h.w})};
         held[n.outputs[0]] = Held{e.outputs[0], h.n, h.c, h.d, h.h, h.w};
         out.push_back(std::move(e));
         continue;

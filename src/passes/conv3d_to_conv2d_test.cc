@@ -108,4 +108,30 @@ TEST(Conv3dToConv2d, GroupedConvsWithDepthTaps) {
   }
 }
 
+// A QDQ 3-D conv (int8 weights per output channel): the quantization follows the values into
+// the 2-D conv, which runs on the int8 kernels, within one output step of the model's float
+// emulation (as a 2-D QDQ conv is).
+TEST(Conv3dToConv2d, AQdqConvRunsInInt8) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 4, 4, 6, 6});
+  std::vector<float> ws(8);
+  for (int k = 0; k < 8; ++k) ws[k] = 0.002f * (k + 1);
+  const int c = b.node(ir::Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {8, 4, 3, 3, 3}, ws)})[0];
+  b.last().set_ints("pads", {1, 1, 1, 1, 1, 1});
+  b.output(qdq(b, b.node(ir::Op::Relu, {c})[0], 0.01f, 0, "y"));
+  plan::CompileOptions co;
+  co.precision = passes::Precision::int8;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  int int8_convs = 0;
+  for (const ir::Node& n : (*p)->graph.nodes)
+    int8_convs += n.op == ir::Op::Conv && (*p)->graph.t(n.inputs[1]).dtype == ir::DType::i8;
+  EXPECT_EQ(int8_convs, 1);
+  const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+  EXPECT_LE(worst, 0.01 * 1.0001);
+}
+
 }  // namespace systolic::testing

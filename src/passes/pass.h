@@ -104,6 +104,10 @@ bool as_activation(const ir::Graph& g, const ir::Node& n, kernels::Act* act, flo
 bool sum_stays_float(const std::vector<ir::Node>& nodes, const std::vector<std::vector<int>>& consumers,
                      const ir::Node& add);
 
+// The name conv3d_to_conv2d gives the 4-D form [N*D, C, H, W] of a 5-D activation: calibration
+// measures the values there, and the QDQ export finds the 5-D tensor's range under it.
+inline std::string volume_held_name(const std::string& name) { return name + ".nd4"; }
+
 // Shape inference of one node from its inputs' shapes (and constant values where needed).
 Status infer_node(ir::Graph& g, ir::Node& n);
 // Whether n's output shapes are known only at run time: it reads a dynamic tensor, is an If,

@@ -222,6 +222,8 @@ Status export_at(const std::string& model_path, const QuantMap& ranges, const Qd
     ir::Tensor& t = g.tensors[i];
     if (t.is_const() || t.dtype != DType::f32) continue;
     auto it = ranges.find(t.name);
+    // A video model's activations between 3-D convs were measured in their 4-D form.
+    if (it == ranges.end()) it = ranges.find(passes::volume_held_name(t.name));
     if (it != ranges.end()) t.quant = it->second;
   }
   // A sum that a normalization reads stays float, as in systolic's own int8 plans.

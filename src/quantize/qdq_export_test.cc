@@ -12,6 +12,7 @@
 #include <map>
 
 #include "kernels/qconv/qconv.h"
+#include "passes/pass.h"
 #include "tests/temp_dir.h"
 
 namespace systolic::testing {
@@ -267,6 +268,64 @@ TEST(QdqExport, ASumANormalizationReadsStaysFloat) {
   EXPECT_EQ(quantized["input"], 1);
   EXPECT_EQ(quantized["r"], 1);
   EXPECT_EQ(quantized["s"], 0);
+}
+
+// A video model's activations between 3-D convs are measured in their 4-D form (the lowered
+// plan's tensors, passes::volume_held_name): the export finds them there, and quantizes the 3-D
+// convs' weights per output channel.
+TEST(QdqExport, ThreeDConvsTakeTheRangesOfTheir4DForms) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("input");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 2, 3, 4, 4}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto conv = [&](const char* x, const char* w, const char* y) {
+    auto* t = g->add_initializer();
+    t->set_name(w);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {2, 2, 3, 1, 1}) t->add_dims(d);
+    for (int i = 0; i < 12; ++i) t->add_float_data(0.1f * float(i % 5) - 0.2f);
+    auto* n = g->add_node();
+    n->set_op_type("Conv");
+    n->set_name(y);
+    n->add_input(x);
+    n->add_input(w);
+    n->add_output(y);
+    auto* pads = n->add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : {1, 0, 0, 1, 0, 0}) pads->add_ints(v);
+  };
+  conv("input", "w1", "c1");
+  auto* relu = g->add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("c1");
+  relu->add_output("r");
+  conv("r", "w2", "y");
+  g->add_output()->set_name("y");
+  const std::string path = scratch_dir("qdq_export") + "/video.onnx";
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
+  quantize::QuantMap ranges;
+  ranges["input"] = quantize::uint8_params(-2.f, 2.f);
+  ranges[passes::volume_held_name("r")] = quantize::uint8_params(0.f, 2.f);
+  onnx::ModelProto q;
+  Status st = quantize::export_qdq(path, ranges, {}, &q);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto init = initializers(q);
+  std::map<std::string, int> quantized;  // tensor -> QuantizeLinear nodes reading it
+  int int8_weights = 0;
+  for (const auto& n : q.graph().node()) {
+    if (n.op_type() == "QuantizeLinear") ++quantized[n.input(0)];
+    if (n.op_type() == "DequantizeLinear" && init.count(n.input(0)) && init[n.input(0)]->data_type() == onnx::TensorProto::INT8)
+      ++int8_weights;
+  }
+  EXPECT_EQ(quantized["input"], 1);
+  EXPECT_EQ(quantized["r"], 1);
+  EXPECT_EQ(int8_weights, 2);
 }
 
 }  // namespace
