@@ -5,12 +5,17 @@
 // recognizer's BiLSTM is the case that matters; each item and direction runs on its own: the
 // input's projection for all steps first, then the recurrence step by step. With attribute
 // projected = 1 input 0 already holds that projection (passes/rnn_input_projection.cc puts it
-// on the matrix kernels).
+// on the matrix kernels). In such a plan the recurrence runs on the kernels too: h R^T on the
+// matmul kernel, sigmoid / tanh / relu gates on the element-wise kernels (class Fast); the
+// reference executor keeps its plain loops, which the plan's answers are tested against.
 #include <cmath>
 #include <vector>
 
+#include "base/cpu.h"
 #include "interp/eval.h"
 #include "ir/rnn_activation.h"
+#include "kernels/eltwise/eltwise.h"
+#include "kernels/matmul/matmul.h"
 
 namespace systolic::interp {
 
@@ -137,6 +142,32 @@ void accumulate(float* acc, const float* v, const float* Mt, int64_t rows, int64
   }
 }
 
+// The kernels a compiled plan's recurrence runs on: y = x M (x a row of k values, M row-major
+// with `ldb` between rows, n columns), and an activation over n contiguous values.
+struct Fast {
+  const kernels::MatMulKernel* mm = nullptr;
+
+  void matvec(const float* x, const float* m, int64_t k, int64_t n, int64_t ldb, float* y) const {
+    kernels::MatMulParams p;
+    p.m = 1, p.n = n, p.k = k, p.lda = k, p.ldb = ldb, p.ldc = n;
+    mm->run(p, x, m, y, nullptr);
+  }
+  // In place; sigmoid, tanh and relu on the element-wise kernels, the rest element by element.
+  static void activate(const Act& a, float* x, int64_t n) {
+    kernels::EltwiseParams p;
+    p.n = n;
+    p.act.act = a.f == RnnAct::sigmoid ? kernels::Act::sigmoid
+                : a.f == RnnAct::tanh  ? kernels::Act::tanh
+                : a.f == RnnAct::relu  ? kernels::Act::relu
+                                       : kernels::Act::none;
+    if (p.act.act == kernels::Act::none) {
+      for (int64_t j = 0; j < n; ++j) x[j] = a(x[j]);
+      return;
+    }
+    kernels::eltwise_select(p, host_cpu())->run(p, x, nullptr, x, nullptr);
+  }
+};
+
 // One step of one item in one direction: xw = its input's projection plus Wb (G*H values),
 // h and c the state, updated in place.
 struct Step {
@@ -146,10 +177,50 @@ struct Step {
   const Act* act;  // acts_of(op) functions
   float clip;      // 0: none
   bool linear_before_reset;
+  const Fast* fast;  // null: the reference's loops
 
   float clipped(float x) const { return clip > 0.f ? std::fmax(-clip, std::fmin(clip, x)) : x; }
 
+  // The kernels' step: whole gate blocks at a time (LSTM peepholes take the loops).
+  void run_fast(const float* xw, float* h, float* c, std::vector<float>& tmp) const {
+    float* hr = tmp.data();  // h R^T + Rb, then the gates' pre-activations: G*H
+    float* hn = hr + G * H;
+    fast->matvec(h, w.rt.data(), H, G * H, G * H, hr);
+    // Every gate but GRU's h gate (lbr = 0 recomputes its h R^T below): xw + h R^T + Rb, clipped.
+    const int64_t ready = op == Op::GRU ? 2 * H : G * H;
+    for (int64_t j = 0; j < ready; ++j) hr[j] = clipped(xw[j] + hr[j] + (w.Rb ? w.Rb[j] : 0.f));
+    if (op == Op::RNN) {
+      Fast::activate(act[0], hr, H);
+      for (int64_t j = 0; j < H; ++j) h[j] = hr[j];
+      return;
+    }
+    if (op == Op::GRU) {  // gates z, r, h
+      Fast::activate(act[0], hr, 2 * H);
+      const float *z = hr, *r = hr + H;
+      float* hh = hr + 2 * H;
+      if (linear_before_reset) {
+        for (int64_t j = 0; j < H; ++j) hh[j] = clipped(xw[2 * H + j] + r[j] * (hh[j] + (w.Rb ? w.Rb[2 * H + j] : 0.f)));
+      } else {  // (r . h) R_h^T + Rb_h
+        float* rh = hn + H;
+        for (int64_t k = 0; k < H; ++k) rh[k] = r[k] * h[k];
+        fast->matvec(rh, w.rt.data() + 2 * H, H, H, G * H, hh);
+        for (int64_t j = 0; j < H; ++j) hh[j] = clipped(xw[2 * H + j] + hh[j] + (w.Rb ? w.Rb[2 * H + j] : 0.f));
+      }
+      Fast::activate(act[1], hh, H);
+      for (int64_t j = 0; j < H; ++j) h[j] = (1.f - z[j]) * hh[j] + z[j] * h[j];
+      return;
+    }
+    // LSTM: gates i, o, f (act[0]) and c (act[1]); h = o . act[2](c').
+    Fast::activate(act[0], hr, 3 * H);
+    Fast::activate(act[1], hr + 3 * H, H);
+    const float *i = hr, *o = hr + H, *f = hr + 2 * H, *cc = hr + 3 * H;
+    for (int64_t j = 0; j < H; ++j) hn[j] = c[j] = f[j] * c[j] + i[j] * cc[j];
+    Fast::activate(act[2], hn, H);
+    for (int64_t j = 0; j < H; ++j) h[j] = o[j] * hn[j];
+  }
+
   void run(const float* xw, float* h, float* c, std::vector<float>& tmp) const {
+    if (fast && !(op == Op::LSTM && w.P)) return run_fast(xw, h, c, tmp);
     float* hr = tmp.data();  // h R^T + Rb: G*H
     float* hn = hr + G * H;
     for (int64_t j = 0; j < G * H; ++j) hr[j] = w.Rb ? w.Rb[j] : 0.f;
@@ -221,6 +292,13 @@ Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const
   auto x_at = [&](int64_t t, int64_t b) { return (g.batch_first ? b * S + t : t * N + b) * I; };
   auto y_at = [&](int64_t t, int64_t d, int64_t b) { return (g.batch_first ? (b * S + t) * D + d : (t * D + d) * N + b) * H; };
   std::vector<float> h(H), c(H), tmp(2 * G * H + 3 * H), xw;
+  // A compiled plan's layer (its projection done by the matrix kernels) runs on the kernels.
+  Fast fast;
+  if (projected) {
+    kernels::MatMulParams p;
+    p.m = 1, p.n = G * H, p.k = H, p.lda = H, p.ldb = G * H, p.ldc = G * H;
+    fast.mm = kernels::matmul_select(p, host_cpu());
+  }
   for (int64_t d = 0; d < D; ++d) {
     const bool backwards = g.reverse || d == 1;
     Weights w;
@@ -237,7 +315,7 @@ Status eval_recurrent(const ir::Node& n, const std::vector<TensorRef>& in, const
     w.Rb = present(in, 3) ? in[3].as<float>() + d * 2 * G * H + G * H : nullptr;
     w.P = n.op == Op::LSTM && present(in, 7) ? in[7].as<float>() + d * 3 * H : nullptr;
     const Step step{n.op, H, G, w, g.acts.data() + d * A, n.has("clip") ? n.f("clip", 0.f) : 0.f,
-                    n.i("linear_before_reset", 0) != 0};
+                    n.i("linear_before_reset", 0) != 0, fast.mm ? &fast : nullptr};
     for (int64_t b = 0; b < N; ++b) {
       const int64_t len = lens ? lens[b] : S;
       // The input's projection for every step at once: X_t W^T + Wb (or the MatMul's, given).
