@@ -83,25 +83,29 @@ std::vector<kernels::SpatialDim> to_dims(const std::vector<Axis>& ax) {
   return d;
 }
 
-// Input channels, weight and group agree.
-Status check_groups(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, int64_t groups) {
-  if (groups <= 0 || x[1] % groups || w[0] % groups || w[1] * groups != x[1])
+// The checks every conv shares: ranks, input channels against weight and group, kernel_shape
+// against the weight. Gives the group count and the kernel's spatial dims.
+Status conv_kernel(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, int64_t* groups,
+                   std::vector<int64_t>* kernel) {
+  if (x.size() != w.size() || x.size() < 3)
+    return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
+               ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
+  *groups = n.i("group", 1);
+  if (*groups <= 0 || x[1] % *groups || w[0] % *groups || w[1] * *groups != x[1])
     return Err("%s %s: input channels %lld, weight %s and group %lld do not agree", ir::op_name(n.op),
-               n.name.c_str(), static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(groups));
+               n.name.c_str(), static_cast<long long>(x[1]), ir::shape_str(w).c_str(), static_cast<long long>(*groups));
+  kernel->assign(w.begin() + 2, w.end());
+  if (n.has("kernel_shape") && n.ints("kernel_shape") != *kernel)
+    return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
   return Status::Ok();
 }
 
 }  // namespace
 
 Status conv_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w, kernels::ConvParams* p) {
-  if (x.size() != w.size() || x.size() < 3)
-    return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
-               ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
-  const int64_t groups = n.i("group", 1);
-  SYSTOLIC_RETURN_IF_ERROR(check_groups(n, x, w, groups));
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
-    return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
+  int64_t groups;
+  std::vector<int64_t> kernel;
+  SYSTOLIC_RETURN_IF_ERROR(conv_kernel(n, x, w, &groups, &kernel));
   Axis h, wa;
   SYSTOLIC_RETURN_IF_ERROR(spatial(n, x, kernel, false, &h, &wa));
   *p = kernels::ConvParams{};
@@ -163,14 +167,9 @@ Status pool_geometry(const ir::Node& n, const ir::Shape& x, kernels::PoolParams*
 
 Status conv_volume_geometry(const ir::Node& n, const ir::Shape& x, const ir::Shape& w,
                             kernels::VolumeConvParams* p) {
-  if (x.size() != w.size() || x.size() < 3)
-    return Err("%s %s: input %s and weight %s ranks differ", ir::op_name(n.op), n.name.c_str(),
-               ir::shape_str(x).c_str(), ir::shape_str(w).c_str());
-  const int64_t groups = n.i("group", 1);
-  SYSTOLIC_RETURN_IF_ERROR(check_groups(n, x, w, groups));
-  std::vector<int64_t> kernel(w.begin() + 2, w.end());
-  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
-    return Err("%s %s: kernel_shape does not match the weight", ir::op_name(n.op), n.name.c_str());
+  int64_t groups;
+  std::vector<int64_t> kernel;
+  SYSTOLIC_RETURN_IF_ERROR(conv_kernel(n, x, w, &groups, &kernel));
   std::vector<Axis> ax;
   SYSTOLIC_RETURN_IF_ERROR(spatial_axes(n, x, kernel, false, &ax));
   *p = kernels::VolumeConvParams{x[0], x[1], w[0], groups, to_dims(ax)};
