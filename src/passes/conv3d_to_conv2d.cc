@@ -13,7 +13,11 @@
 // the 4-D forms; a 5-D value is made (one transpose) only where another op reads it. The 2-D
 // convs get what 2-D convs get: Winograd for 3x3, packed weights, fused epilogues, bf16.
 // A grouped conv with depth taps, whose groups would need their channels apart, is lowered
-// on the 5-D form instead (transpose, pad, gather, conv, transpose back).
+// on the 5-D form instead (transpose, pad, gather, conv, transpose back). 3-D max and average
+// pools become a 2-D pool of each depth slice and, with depth taps, the Max (or Mean) of their
+// Gathers (a max pool's taps past the clip read a tap inside the window instead: the maximum is
+// the same); global pools a 2-D global pool and a mean (max) over depth; a channel Concat of
+// 4-D forms is their Concat.
 // Runs after fold_batchnorm, which folds a 3-D batch norm into the conv before it.
 #include <map>
 #include <set>
@@ -188,6 +192,79 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
     made.insert(x);
   };
 
+  // A 3-D pool on the 4-D form of its input (made when needed): see the file comment.
+  auto lower_pool = [&](const ir::Node& n) {
+    const bool global = n.op == Op::GlobalAveragePool || n.op == Op::GlobalMaxPool;
+    const bool max = n.op == Op::MaxPool || n.op == Op::GlobalMaxPool;
+    if ((!global && n.op != Op::MaxPool && n.op != Op::AveragePool) || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+        n.outputs[0] < 0 || !interp::is_volume(g.t(n.inputs[0]).shape) || !f32_activation(g.t(n.inputs[0])))
+      return false;
+    kernels::VolumePoolParams p;
+    if (!interp::pool_volume_geometry(n, g.t(n.inputs[0]).shape, &p).ok()) return false;
+    const kernels::SpatialDim d = p.dims[0], hd = p.dims[1], wd = p.dims[2];
+    // The depth taps each output reads; -1 where past the clip.
+    std::vector<std::vector<int64_t>> taps(d.k);
+    bool past = false;
+    for (int64_t t = 0; t < d.k; ++t)
+      for (int64_t o = 0; o < d.out; ++o) {
+        const int64_t at = o * d.s - d.pad_begin + t * d.d;
+        past = past || at < 0 || at >= d.in;
+        taps[t].push_back(at < 0 || at >= d.in ? -1 : at);
+      }
+    // An average whose depth windows are not all whole would need a divisor per output depth; a
+    // max window wholly in the padding has no tap to read.
+    if (!max && past) return false;
+    for (int64_t o = 0; o < d.out; ++o) {
+      bool any = false;
+      for (int64_t t = 0; t < d.k; ++t) any = any || taps[t][o] >= 0;
+      if (!any) return false;
+    }
+    Builder b{g, out, n.name, g.t(n.inputs[0]).quant};
+    const Held x = hold(b, n.inputs[0]);
+    int y = x.id4;
+    if (global) {  // a 2-D global pool per slice, then over depth: [N, D, C] -> [N, C]
+      y = b.node(n.op, "pool2d", {y}, {x.n * x.d, x.c, 1, 1});
+      const int r = b.reshape(y, {x.n, x.d, x.c});
+      y = b.node(max ? Op::ReduceMax : Op::ReduceMean, "depth", {r}, {x.n, 1, x.c});
+      out.back().set_ints("axes", {1});
+      b.reshape(y, {x.n, x.c, 1, 1, 1});
+      out.back().outputs[0] = n.outputs[0];  // the 5-D result itself
+      made.insert(n.outputs[0]);
+      return true;
+    }
+    if (hd.k != 1 || wd.k != 1 || hd.s != 1 || wd.s != 1 || hd.pad_begin || hd.pad_end || wd.pad_begin || wd.pad_end) {
+      y = b.node(n.op, "pool2d", {y}, {x.n * x.d, x.c, hd.out, wd.out});
+      ir::Node& q = out.back();
+      q.attrs = n.attrs;
+      q.attrs.erase("auto_pad");
+      q.set_ints("kernel_shape", {hd.k, wd.k});
+      q.set_ints("strides", {hd.s, wd.s});
+      q.set_ints("dilations", {hd.d, wd.d});
+      q.set_ints("pads", {hd.pad_begin, wd.pad_begin, hd.pad_end, wd.pad_end});
+    }
+    const ir::Shape s4 = {x.n * d.out, x.c, hd.out, wd.out};
+    std::vector<int> gathered;
+    for (int64_t t = 0; t < d.k; ++t) {
+      std::vector<int64_t> idx;
+      bool identity = d.out == x.d;
+      for (int64_t item = 0; item < x.n; ++item)
+        for (int64_t o = 0; o < d.out; ++o) {
+          int64_t at = taps[t][o];
+          for (int64_t u = 0; at < 0 && u < d.k; ++u) at = taps[u][o];  // a tap inside the window
+          identity = identity && at == o;
+          idx.push_back(item * x.d + at);
+        }
+      gathered.push_back(identity ? y : b.gather(y, idx, s4, 0, false));
+    }
+    if (gathered.size() > 1) y = b.node(max ? Op::Max : Op::Mean, "depth", gathered, s4);
+    else y = gathered[0];
+    // The result's 4-D form, under its held name (calibration and the QDQ export find it); a
+    // pool of one position is its input.
+    if (y != x.id4) g.t(y).name = volume_held_name(g.t(n.outputs[0]).name);
+    held[n.outputs[0]] = Held{y, x.n, x.c, d.out, hd.out, wd.out};
+    return true;
+  };
+
   for (ir::Node& n : g.nodes) {
     kernels::VolumeConvParams p;
     const bool conv3d = n.op == Op::Conv && n.inputs.size() >= 2 && n.inputs[0] >= 0 && n.inputs[1] >= 0 &&
@@ -227,6 +304,32 @@ Status conv3d_to_conv2d(ir::Graph& g, PassContext&) {
       const int y4 = conv_2d(b, n, p, in2d);
       held[n.outputs[0]] = Held{y4, p.n, p.oc, d.out, p.dims[1].out, p.dims[2].out};
       continue;
+    }
+    if (lower_pool(n)) continue;
+    if (n.op == Op::Concat && n.outputs.size() == 1 && (n.i("axis", 0) == 1 || n.i("axis", 0) == -4)) {
+      bool all = !n.inputs.empty();
+      int64_t c = 0;
+      std::vector<int> ins;
+      for (int id : n.inputs) {
+        auto it = held.find(id);
+        all = all && it != held.end() && g.t(id).shape.size() == 5 && it->second.n == held.at(n.inputs[0]).n &&
+              it->second.d == held.at(n.inputs[0]).d && it->second.h == held.at(n.inputs[0]).h &&
+              it->second.w == held.at(n.inputs[0]).w;
+        if (!all) break;
+        c += it->second.c;
+        ins.push_back(it->second.id4);
+      }
+      if (all) {
+        const Held h = held.at(n.inputs[0]);
+        Builder b{g, out, n.name, g.t(n.outputs[0]).quant};
+        ir::Node cat = n;
+        cat.inputs = ins;
+        cat.set_i("axis", 1);
+        cat.outputs = {b.named(volume_held_name(g.t(n.outputs[0]).name), {h.n * h.d, c, h.h, h.w})};
+        held[n.outputs[0]] = Held{cat.outputs[0], h.n, c, h.d, h.h, h.w};
+        out.push_back(std::move(cat));
+        continue;
+      }
     }
     // An element-wise op on held values (and constants that broadcast as scalars or per channel)
     // runs on their 4-D forms.

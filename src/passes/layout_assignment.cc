@@ -120,6 +120,10 @@ bool layout_follower(const ir::Graph& g, const ir::Node& n) {
       const int64_t axis = n.i("axis", 0);
       return axis == 1 || axis == -3;
     }
+    case Op::Max: case Op::Min: case Op::Mean: case Op::Sum:  // of same-shape tensors (a 3-D pool's taps)
+      for (int id : n.inputs)
+        if (id < 0 || g.t(id).shape != g.t(n.outputs[0]).shape) return false;
+      return true;
     case Op::DepthToSpace:  // DCR on NHWC moves runs of blocksize*C values (runtime/session.cc)
       return n.s("mode", "DCR") == "DCR" && g.t(n.inputs[0]).shape.size() == 4 && n.i("blocksize", 0) > 0;
     default:
