@@ -113,7 +113,8 @@ specs = {'vgg11': (m.vgg11, 224), 'alexnet': (m.alexnet, 224), 'squeezenet1_0': 
          # Video classifiers: a clip of 4 frames of 64x64 (the input is [N, 3, T, H, W]) for the
          # tests, and of 16 frames of 112x112, as trained on Kinetics-400, for the benchmarks.
          'r3d_18': (video.r3d_18, (4, 64, 64)), 'r2plus1d_18': (video.r2plus1d_18, (4, 64, 64)),
-         'r3d_18_16x112': (video.r3d_18, (16, 112, 112)), 'r2plus1d_18_16x112': (video.r2plus1d_18, (16, 112, 112))}
+         'r3d_18_16x112': (video.r3d_18, (16, 112, 112)), 'r2plus1d_18_16x112': (video.r2plus1d_18, (16, 112, 112)),
+         's3d_16x224': (video.s3d, (16, 224, 224))}
 
 
 def detector(make):
