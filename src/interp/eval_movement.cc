@@ -305,8 +305,9 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       std::vector<int64_t> idx = read_ints(in[1]);
       const int64_t dim = xs[axis];
       // zero_fill (set by passes/conv3d_to_conv2d.cc, never by a model): index -1 is a slice of
-      // zeros (a 3-D conv's depth padding).
+      // zeros (a 3-D conv's depth padding); on uint8 data, of the zero point (attribute fill).
       const bool zero_fill = n.i("zero_fill", 0) != 0;
+      const int fill = y.dtype == ir::DType::u8 ? static_cast<int>(n.i("fill", 0)) : 0;
       for (int64_t& i : idx) {
         if (zero_fill && i == -1) continue;
         if (i < -dim || i >= dim) return Err("Gather %s: index %lld out of range [-%lld, %lld)", n.name.c_str(),
@@ -319,7 +320,7 @@ Status eval_movement(const ir::Node& n, const std::vector<TensorRef>& in, const 
       for (int64_t o = 0; o < outer; ++o)
         for (std::size_t k = 0; k < idx.size(); ++k) {
           uint8_t* d = dst + ((o * idx.size() + k) * inner) * es;
-          if (idx[k] < 0) std::memset(d, 0, inner * es);
+          if (idx[k] < 0) std::memset(d, fill, inner * es);
           else std::memcpy(d, src + ((o * dim + idx[k]) * inner) * es, inner * es);
         }
       return Status::Ok();

@@ -116,25 +116,37 @@ TEST(Conv3dToConv2d, GroupedConvsWithDepthTaps) {
   }
 }
 
-// A QDQ 3-D conv (int8 weights per output channel): the quantization follows the values into
-// the 2-D conv, which runs on the int8 kernels, within one output step of the model's float
-// emulation (as a 2-D QDQ conv is).
-TEST(Conv3dToConv2d, AQdqConvRunsInInt8) {
+// QDQ 3-D convs (int8 weights per output channel): the quantization follows the values into the
+// 2-D convs, which run on the int8 kernels, and the values between them stay uint8 (the taps'
+// Gathers fill the depth padding with the zero point): within one output step of the model's
+// float emulation, as 2-D QDQ convs are.
+TEST(Conv3dToConv2d, QdqConvsRunInInt8) {
   GraphBuilder b;
   const int x = b.input("x", {1, 4, 4, 6, 6});
   std::vector<float> ws(8);
   for (int k = 0; k < 8; ++k) ws[k] = 0.002f * (k + 1);
-  const int c = b.node(ir::Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {8, 4, 3, 3, 3}, ws)})[0];
+  int c = b.node(ir::Op::Conv, {qdq(b, x, 0.02f, 128, "x"), int8_weights(b, "w8", {8, 4, 3, 3, 3}, ws)})[0];
   b.last().set_ints("pads", {1, 1, 1, 1, 1, 1});
-  b.output(qdq(b, b.node(ir::Op::Relu, {c})[0], 0.01f, 0, "y"));
+  c = qdq(b, b.node(ir::Op::Relu, {c})[0], 0.01f, 3, "r");  // zero point 3: the padding is not byte 0
+  c = b.node(ir::Op::Conv, {c, int8_weights(b, "w8b", {8, 8, 3, 1, 1}, ws)})[0];
+  b.last().set_ints("pads", {1, 0, 0, 1, 0, 0});
+  b.output(qdq(b, c, 0.01f, 128, "y"));
   plan::CompileOptions co;
   co.precision = passes::Precision::int8;
   auto p = plan::compile(b.g, co);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  int int8_convs = 0;
-  for (const ir::Node& n : (*p)->graph.nodes)
-    int8_convs += n.op == ir::Op::Conv && (*p)->graph.t(n.inputs[1]).dtype == ir::DType::i8;
-  EXPECT_EQ(int8_convs, 1);
+  const ir::Graph& pg = (*p)->graph;
+  int int8_convs = 0, conversions = 0, u8_gathers = 0;
+  for (const ir::Node& n : pg.nodes) {
+    int8_convs += n.op == ir::Op::Conv && pg.t(n.inputs[1]).dtype == ir::DType::i8;
+    conversions += n.op == ir::Op::QuantizeLinear || n.op == ir::Op::DequantizeLinear;
+    u8_gathers += n.op == ir::Op::Gather && pg.t(n.outputs[0]).dtype == ir::DType::u8;
+  }
+  EXPECT_EQ(int8_convs, 2);
+  EXPECT_EQ(u8_gathers, 4);  // two padded taps per conv
+  // The input's Quantize and the output's rounding to its grid (Quantize, Dequantize); none
+  // between the convs.
+  EXPECT_EQ(conversions, 3);
   const auto want = run_graph(b.g, false), got = run_program(*p, b.g);
   ASSERT_EQ(got.size(), want.size());
   double worst = 0;

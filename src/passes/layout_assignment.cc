@@ -146,7 +146,7 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
   return !(t.is_const() && t.numel() == 1);
 }
 
-// A Transpose between NCHW and NHWC orders of a 4-D float activation whose bytes are already
+// A Transpose between NCHW and NHWC orders of a 4-D float or uint8 activation whose bytes are already
 // in the wanted order: perm (0,2,3,1) of an NHWC tensor gives the plain [N,H,W,C] it holds,
 // perm (0,3,1,2) of a plain [N,H,W,C] gives [N,C,H,W] whose NHWC bytes are the input's
 // (ConvNeXt permutes around every LayerNorm). The node becomes a view (attribute nhwc_view):
@@ -154,7 +154,9 @@ bool is_activation(const ir::Graph& g, const ir::Node& n, std::size_t i) {
 bool transpose_view(const ir::Graph& g, const ir::Node& n, Layout* out) {
   if (n.op != Op::Transpose || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const ir::Tensor& x = g.t(n.inputs[0]);
-  if (x.is_const() || x.dtype != ir::DType::f32 || x.shape.size() != 4 || g.is_graph_output(n.outputs[0])) return false;
+  if (x.is_const() || (x.dtype != ir::DType::f32 && x.dtype != ir::DType::u8) || x.shape.size() != 4 ||
+      g.is_graph_output(n.outputs[0]))
+    return false;
   const std::vector<int64_t> perm = n.ints("perm");
   if (perm == std::vector<int64_t>{0, 2, 3, 1} && x.layout == Layout::nhwc) {
     *out = Layout::plain;

@@ -36,10 +36,13 @@ bool is_pool(const ir::Graph& g, const ir::Node& n) {
 }
 
 // Ops whose output holds input 0's values (moved, or a subset): uint8 in, uint8 out, the same
-// quantization. ShuffleNet's channel shuffle and channel halving (a Slice with constant bounds).
+// quantization. ShuffleNet's channel shuffle and channel halving (a Slice with constant bounds);
+// a video model's transposes into 4-D form and depth-tap Gathers (passes/conv3d_to_conv2d.cc;
+// a zero-filled tap fills with the zero point).
 bool is_passthrough(const ir::Graph& g, const ir::Node& n) {
   const Op op = n.op;
-  if (op == Op::ChannelShuffle) return n.inputs.size() == 1;
+  if (op == Op::ChannelShuffle || op == Op::Transpose) return n.inputs.size() == 1;
+  if (op == Op::Gather) return n.inputs.size() == 2 && g.t(n.inputs[1]).is_const();
   if (op == Op::Slice) {
     for (std::size_t i = 1; i < n.inputs.size(); ++i)
       if (n.inputs[i] >= 0 && !g.t(n.inputs[i]).is_const()) return false;
@@ -514,6 +517,7 @@ struct Lowering {
         n.inputs[0] = as_u8(n.inputs[0]);
         const ir::QuantParams q = g.t(n.inputs[0]).quant;
         make_u8(n.outputs[0], q);
+        if (n.op == Op::Gather && n.i("zero_fill", 0)) n.set_i("fill", q.zero_point[0]);  // real 0
         out.push_back(std::move(n));
         continue;
       }
