@@ -13,15 +13,35 @@
 // so B rows read beyond a panel's K (the next panel, or the slack packed_floats adds) add 0.
 #pragma once
 #include "kernels/bconv/bconv_igemm.h"
+#include "kernels/gemm/prefetch_rows.h"
 
 namespace systolic::kernels::bamx {
 
 constexpr int MR = 32, NR = 32, KT = 32;
+// A panel's K chunk: the vector drivers' L1 share, or the whole window where it fits
+// kWholeWeightBytes (1x1 convs up to 512 channels; a 3x3 conv of 64 channels ran slower whole,
+// one tile per gathered block). Tiles-outer order (below) up to twice the vector drivers' weights.
+constexpr long kWholeWeightBytes = 32 * 1024, kTilesOuterWeightBytes = 64 * 1024;
 
 // The shared K2 layout (in 4-byte words), plus slack for the last panel's final K step.
 inline std::size_t packed_floats(const ConvParams& p) { return bigemm::packed_floats<NR>(p) + KT / 2 * NR; }
 
 namespace {
+
+// The epilogue of `rows` pixels from m whose sums wait in c[i * ldc + column] (the bias in them
+// already where bias_in): NV vectors a row, whole ones unless nvalid says fewer channels.
+template <class T, int NV>
+void epilogue(const bigemm::Ctx& x, const float* c, long ldc, long m, int rows, long ch, int nvalid, bool bias_in) {
+  const ConvArgs& a = x.a;
+  for (int i = 0; i < rows; ++i) {
+    typename T::V acc[1][NV];
+    for (int j = 0; j < NV; ++j) acc[0][j] = T::load(c + i * ldc + j * T::W);
+    const long pix = m + i;
+    const TileOut o{a.dst + pix * x.ds + ch, x.ds, a.residual ? a.residual + pix * x.rs + ch : nullptr, x.rs,
+                    bias_in || !a.bias ? nullptr : a.bias + ch, nvalid, a.epilogue};
+    store_tile<T, 1, NV>(acc, o);
+  }
+}
 
 template <class T>
 void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
@@ -44,10 +64,15 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   constexpr long kTileFloats = MR * NR;
   const BlockGrid bg = block_grid(Kt, KT, 2, MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileFloats * 4,
-                                  {bigemm::kBlockBytes, bigemm::kMaxBlockTiles, bigemm::kL1WeightBytes,
+                                  {bigemm::kBlockBytes, bigemm::kMaxBlockTiles, Kt * NR * 2 <= kWholeWeightBytes ? kWholeWeightBytes : bigemm::kL1WeightBytes,
                                    bigemm::kMaxPartialBytes});
   x.kc = bg.kc;
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
+  // As the int8 tile driver (qconv_amx.h): where one K chunk of the task's panels fits L1, each
+  // tile runs over all of them before the next, the first panel prefetching the epilogue's rows
+  // ahead, and panels go in pairs, so each pixel's output is written 64 channels at a time.
+  const bool tiles_outer = chunks == 1 && pb * Kt * NR * 2 <= kTilesOuterWeightBytes;
+  const long step = tiles_outer ? 2 : 1;  // panels per pair() (see the int8 driver)
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
@@ -56,23 +81,39 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
     const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
     alignas(64) uint16_t buf[bigemm::kBlockBytes / 2 + 64];
     alignas(64) float part[bigemm::kMaxPartialBytes / 4];
-    alignas(64) float c[kTileFloats];
+    alignas(64) float c[2 * kTileFloats];  // a pair of panels' sums, 64 channels a row
     const uint16_t* wg = reinterpret_cast<const uint16_t*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
+    const long ch_end = long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg);
     T::config();
     for (long ck = 0; ck < chunks; ++ck) {
       const long k0 = ck * x.kc, k1 = std::min(Kt, k0 + x.kc);
+      const bool last = ck + 1 == chunks;
       bigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
-      for (long pn = p0; pn < p1; ++pn) {
-        const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
-        const long ch = long(g) * x.ocg + pn * NR;
-        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
-        for (long t = t0; t < t1; ++t) {
+      // Panels pn0 and pn0 + 1 (where there is one) of tile t, side by side in c; tiles-outer,
+      // the accumulators start from the bias (a stride-0 tile load repeats its row; elsewhere that
+      // measured slower than the epilogue's add).
+      auto pair = [&](long pn0, long t) {
+        const long pn1 = std::min(pn0 + step, p1);
+        const long ch0 = long(g) * x.ocg + pn0 * NR;
+        const long m = t * MR;
+        const int r = int(std::min<long>(MR, M - m));
+        if (tiles_outer && pn0 == p0) {
+          long lo, hi;
+          prefetch_ahead(m, r, t == t0, M, &lo, &hi);
+          prefetch_rows(a.residual, x.rs * 4, a.dst, x.ds * 4, lo, hi, ch0 * 4, ch_end * 4);
+        }
+        for (long pn = pn0; pn < pn1; ++pn) {
+          const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
           float* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileFloats : part;
-          if (ck == 0) {
-            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
-          } else {
+          if (ck > 0) {
             T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
             T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
+          } else if (a.bias && tiles_outer) {
+            const float* bias = a.bias + ch0 + (pn - pn0) * NR;
+            T::template tload<0>(bias, 0), T::template tload<1>(bias + 16, 0);
+            T::template tload<2>(bias, 0), T::template tload<3>(bias + 16, 0);
+          } else {
+            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           }
           const uint16_t* ar = buf + (t - t0) * MR * x.kc;
           for (long kk = 0; kk < k1 - k0; kk += KT) {
@@ -84,21 +125,22 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
             T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
             T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
           }
-          float* out = ck + 1 == chunks ? c : pt;
-          T::template tstore<0>(out, NR * 4), T::template tstore<1>(out + 16, NR * 4);
-          T::template tstore<2>(out + 16 * NR, NR * 4), T::template tstore<3>(out + 16 * NR + 16, NR * 4);
-          if (ck + 1 < chunks) continue;
-          const long m = t * MR;
-          const int r = int(std::min<long>(MR, M - m));
-          for (int i = 0; i < r; ++i) {
-            typename T::V acc[1][NV];
-            for (int j = 0; j < NV; ++j) acc[0][j] = T::load(c + i * NR + j * T::W);
-            const long pix = m + i;
-            const TileOut o{a.dst + pix * x.ds + ch, x.ds, a.residual ? a.residual + pix * x.rs + ch : nullptr, x.rs,
-                            a.bias ? a.bias + ch : nullptr, nvalid, a.epilogue};
-            store_tile<T, 1, NV>(acc, o);
-          }
+          float* out = last ? c + (pn - pn0) * NR : pt;
+          const long ldo = last ? 2 * NR : NR;
+          T::template tstore<0>(out, ldo * 4), T::template tstore<1>(out + 16, ldo * 4);
+          T::template tstore<2>(out + 16 * ldo, ldo * 4), T::template tstore<3>(out + 16 * ldo + 16, ldo * 4);
         }
+        if (!last) return;
+        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - pn0 * NR);
+        if (pn1 - pn0 == 2) epilogue<T, 2 * NV>(x, c, 2 * NR, m, r, ch0, nvalid, tiles_outer);
+        else epilogue<T, NV>(x, c, 2 * NR, m, r, ch0, nvalid, tiles_outer);
+      };
+      if (tiles_outer) {
+        for (long t = t0; t < t1; ++t)
+          for (long pn = p0; pn < p1; pn += step) pair(pn, t);
+      } else {
+        for (long pn = p0; pn < p1; pn += step)
+          for (long t = t0; t < t1; ++t) pair(pn, t);
       }
     }
     T::release();

@@ -29,6 +29,9 @@ const Layer kLayers[] = {
     {"1x1_1024to256_14", 1024, 14, 256, 1, 1}, {"3x3_512to512_7", 512, 7, 512, 3, 1},
     {"7x7s2_3to64_224", 3, 224, 64, 7, 2},   {"fc_2048to1000_m16", 2048, 1, 1000, 1, 1, 16},
     {"3x3_256to256_14_n16", 256, 14, 256, 3, 1, 16},
+    // Batch 16's wide-output 1x1 convs: where the epilogue's stores, not the dot products, bound.
+    {"1x1_64to256_56_n16", 64, 56, 256, 1, 1, 16}, {"1x1_256to64_56_n16", 256, 56, 64, 1, 1, 16},
+    {"3x3_64to64_56_n16", 64, 56, 64, 3, 1, 16},
 };
 
 ConvParams params(const Layer& l) {

@@ -17,6 +17,10 @@
 namespace systolic::kernels::qamx {
 
 constexpr int MR = 32, NR = 32, KT = 64;
+// A panel's K chunk: the vector drivers' L1 share, or the whole window where it fits
+// kWholeWeightBytes (a 3x3 conv of 64 channels in one chunk, gathered in kernel rows, not tap by
+// tap, and run tiles-outer). Longer windows ran slower in the larger chunks (3x3 512->512 at 7x7).
+constexpr long kWholeWeightBytes = 36 * 1024;
 
 // The shared K4 layout, plus slack for the last panel's final 64-byte K step.
 inline std::size_t packed_bytes(const QConvParams& qp) {
@@ -48,10 +52,19 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   constexpr long kTileInts = MR * NR;
   const BlockGrid bg = block_grid(Kt, KT, 1, MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileInts * 4,
-                                  {qigemm::kBlockBytes, qigemm::kMaxBlockTiles, qigemm::kL1WeightBytes,
+                                  {qigemm::kBlockBytes, qigemm::kMaxBlockTiles, Kt * NR <= kWholeWeightBytes ? kWholeWeightBytes : qigemm::kL1WeightBytes,
                                    qigemm::kMaxPartialBytes});
   x.kc = bg.kc;
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
+  // As in the vector drivers (qconv_igemm.h): where one K chunk of the task's panels fits L1,
+  // each tile runs over all of them before the next, so the epilogue writes (and reads the
+  // residual of) each pixel's channels in one stretch; the first panel prefetches the rows ahead.
+  const bool tiles_outer = chunks == 1 && pb * Kt * NR <= qigemm::kTilesOuterWeightBytes;
+  // Panels in pairs there (pair() below); elsewhere one at a time, each panel's K chunk alone in
+  // L1 (pairs ran a 3x3 256->256 conv at 14x14 slower).
+  const long step = tiles_outer ? 2 : 1;
+  // A 1x1 stride-1 conv over whole 64-byte K steps reads its A tiles from the source in place.
+  const bool in_place = qigemm::reads_in_place<uint8_t, KT>(p);
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
@@ -60,46 +73,75 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     const long m0 = t0 * MR, rows = std::min(M, t1 * MR) - m0;
     alignas(64) uint8_t buf[qigemm::kBlockBytes + 64];
     alignas(64) int32_t part[qigemm::kMaxPartialBytes / 4];
-    alignas(64) int32_t c[kTileInts];
+    alignas(64) int32_t c[2 * kTileInts];  // a pair of panels' sums, 64 channels a row
     const int8_t* wg = static_cast<const int8_t*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
+    const long ch_end = long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg);
+    const long esz = qp.out_f32 ? 4 : 1;
+    // A block with a ragged last tile is gathered: tile rows past M must not be read.
+    const bool direct = in_place && rows == (t1 - t0) * MR;
     T::config();
     for (long ck = 0; ck < chunks; ++ck) {
       const long k0 = ck * x.kc, k1 = std::min(Kt, k0 + x.kc);
-      qigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
-      for (long pn = p0; pn < p1; ++pn) {
-        const int8_t* w = wg + pn * x.Kp * NR + k0 * NR;
-        const long ch = long(g) * x.ocg + pn * NR;
-        const int nvalid = int(std::min<long>(NR, x.ocg - pn * NR));
-        for (long t = t0; t < t1; ++t) {
+      const bool last = ck + 1 == chunks;
+      const uint8_t* ab = buf;
+      long ld = x.kc;
+      if (direct) ab = a.src + m0 * x.ss + long(g) * x.icg + k0, ld = x.ss;
+      else qigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
+      // Panels pn0 and pn0 + 1 (where there is one) of tile t: their sums go side by side into
+      // c, 64 channels a row, so the epilogue takes whole 64-byte rows (requant_rows64); there
+      // the accumulators start from the bias (a stride-0 tile load repeats its row).
+      auto pair = [&](long pn0, long t) {
+        const long pn1 = std::min(pn0 + step, p1);
+        const long ch0 = long(g) * x.ocg + pn0 * NR;
+        const long m = t * MR;
+        const int r = int(std::min<long>(MR, M - m));
+        const qigemm::TileOut o{m, ch0, int(std::min<long>(pn1 * NR, x.ocg) - pn0 * NR)};
+        const bool bias_in = qigemm::packed_rows<T, 2 * NV>(x, o);
+        if (tiles_outer && pn0 == p0) {
+          long lo, hi;
+          prefetch_ahead(m, r, t == t0, M, &lo, &hi);
+          prefetch_rows(a.residual, x.rs * esz, a.dst, x.ds * esz, lo, hi, ch0 * esz, ch_end * esz);
+        }
+        for (long pn = pn0; pn < pn1; ++pn) {
+          const int8_t* w = wg + pn * x.Kp * NR + k0 * NR;
           int32_t* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileInts : part;
-          if (ck == 0) {
-            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
-          } else {
+          if (ck > 0) {
             T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
             T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
+          } else if (bias_in) {
+            const int32_t* bias = a.bias + ch0 + (pn - pn0) * NR;
+            T::template tload<0>(bias, 0), T::template tload<1>(bias + 16, 0);
+            T::template tload<2>(bias, 0), T::template tload<3>(bias + 16, 0);
+          } else {
+            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           }
-          const uint8_t* ar = buf + (t - t0) * MR * x.kc;
+          const uint8_t* ar = ab + (t - t0) * MR * ld;
           for (long kk = 0; kk < k1 - k0; kk += KT) {
             const int8_t* b = w + kk * NR;  // 16 K-quads of 32 channels x 4 bytes
-            T::template tload<4>(ar + kk, x.kc);
-            T::template tload<5>(ar + 16 * x.kc + kk, x.kc);
+            T::template tload<4>(ar + kk, ld);
+            T::template tload<5>(ar + 16 * ld + kk, ld);
             T::template tload<6>(b, NR * 4);
             T::template tload<7>(b + 64, NR * 4);
             T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
             T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
           }
-          int32_t* out = ck + 1 == chunks ? c : pt;
-          T::template tstore<0>(out, NR * 4), T::template tstore<1>(out + 16, NR * 4);
-          T::template tstore<2>(out + 16 * NR, NR * 4), T::template tstore<3>(out + 16 * NR + 16, NR * 4);
-          if (ck + 1 < chunks) continue;
-          const long m = t * MR;
-          const int r = int(std::min<long>(MR, M - m));
-          qigemm::store_sums<T, NV>(x, c, NR, r, qigemm::TileOut{m, ch, nvalid});
+          int32_t* out = last ? c + (pn - pn0) * NR : pt;
+          const long ldo = last ? 2 * NR : NR;
+          T::template tstore<0>(out, ldo * 4), T::template tstore<1>(out + 16, ldo * 4);
+          T::template tstore<2>(out + 16 * ldo, ldo * 4), T::template tstore<3>(out + 16 * ldo + 16, ldo * 4);
         }
+        if (last) qigemm::store_sums<T, 2 * NV>(x, c, 2 * NR, r, o, bias_in);
+      };
+      if (tiles_outer) {
+        for (long t = t0; t < t1; ++t)
+          for (long pn = p0; pn < p1; pn += step) pair(pn, t);
+      } else {
+        for (long pn = p0; pn < p1; pn += step)
+          for (long t = t0; t < t1; ++t) pair(pn, t);
       }
     }
     T::release();
-    qigemm::lut_block(x, m0, rows, long(g) * x.ocg + p0 * NR, long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg));
+    qigemm::lut_block(x, m0, rows, long(g) * x.ocg + p0 * NR, ch_end);
   };
   pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(p.groups * pgroups), kPoolFlags);
 }

@@ -237,6 +237,19 @@ TEST(QConv, WindowRowsReadInPlace) {
   check({2, 64, 13, 11, 72, 3, 3, 1, 1, 1, 1, 1, 1}, o, 11);
 }
 
+// 1x1 stride-1 convs over whole 64-byte channel groups: the AMX tiles read whole blocks of
+// pixels in place (a ragged last block is gathered), from dense and strided sources, with the
+// residual and both QDQ roundings, in pairs of 32-channel panels and a lone last one.
+TEST(QConv, PointwiseRowsReadInPlace) {
+  Options o;
+  o.threads = 2;
+  check({2, 64, 8, 8, 96}, o);    // 128 pixels: whole 32-pixel tiles
+  check({1, 128, 7, 9, 64}, o);   // 63: a ragged last tile
+  o.residual = true, o.relu = true, o.mid = 3, o.src_pad = 3, o.res_pad = 1;
+  check({2, 64, 8, 8, 96}, o, 3);
+  check({3, 192, 5, 7, 160}, o, 4);
+}
+
 TEST(QConv, Groups) {
   check({1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1, 4});
   check({2, 12, 7, 7, 18, 3, 3, 2, 1, 1, 1, 1, 1, 3});
