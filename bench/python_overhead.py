@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """What the Python module adds per call: InferenceSession.run, Model.run and the bare native
 run against the C++ Session::run on the same model and session, median microseconds per call.
 A tiny model (one Relu) by default, so the model's own time does not hide the overhead.

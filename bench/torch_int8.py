@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """PyTorch's own int8 as a reference point: torchvision's ResNet-50 (random weights, batch norms
 set from random batches) quantized by FX graph mode (fbgemm: oneDNN/FBGEMM int8 kernels), timed
 in fp32 and int8 at the given batch sizes, interleaved rounds, medians.
