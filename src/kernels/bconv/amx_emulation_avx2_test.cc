@@ -51,7 +51,7 @@ void run_emulated(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) { 
 bool accepts_emulated(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma()) return conv_reject(why, "needs avx2+fma");
   if (p.src_u8) return conv_reject(why, "a uint8 image source is the fp32 family's");
-  return conv_well_formed(p, why);
+  return conv_well_formed(p, why, true);
 }
 
 }  // namespace

@@ -12,6 +12,10 @@
 // packing for both. K runs in 32-element steps: past the window the gathered A values are zero,
 // so B rows read beyond a panel's K (the next panel, or the slack packed_floats adds) add 0.
 #pragma once
+#include <immintrin.h>
+
+#include <cstring>
+
 #include "kernels/bconv/bconv_igemm.h"
 #include "kernels/gemm/prefetch_rows.h"
 
@@ -28,10 +32,89 @@ inline std::size_t packed_floats(const ConvParams& p) { return bigemm::packed_fl
 
 namespace {
 
+// n lanes of bf16 storage as floats (a bf16 value is the high half of its float), and back: the
+// value is rounded first, so the high half is all of it. zmm where the traits are; otherwise
+// (the tests' emulation on AVX2) one lane at a time.
+template <class T>
+typename T::V load_bf16(const uint16_t* s, int n) {
+  if constexpr (T::W == 16) {
+    const __m256i h = n >= 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))
+                              : _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), s);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  } else {
+    alignas(64) float f[T::W];
+    for (int e = 0; e < T::W; ++e) {
+      const uint32_t u = e < n ? uint32_t(s[e]) << 16 : 0;
+      std::memcpy(&f[e], &u, 4);
+    }
+    return T::load(f);
+  }
+}
+template <class T>
+void store_bf16(uint16_t* d, typename T::V rounded, int n) {
+  if constexpr (T::W == 16) {
+    const __m256i h = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(rounded), 16));
+    if (n >= 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
+    else _mm256_mask_storeu_epi16(d, __mmask16((1u << n) - 1), h);
+  } else {
+    alignas(64) float f[T::W];
+    T::store(f, rounded);
+    for (int e = 0; e < n; ++e) d[e] = bf16_bits(f[e]);
+  }
+}
+
+// The epilogue where the residual or the output is stored as bf16 (ConvParams::bf16_io): the
+// same steps as store_tile's, the output rounded to bf16 whatever the epilogue says (a bf16
+// tensor holds nothing else).
+template <class T, int NV>
+void epilogue_bf16(const bigemm::Ctx& x, const float* c, long ldc, long m, int rows, long ch, int nvalid,
+                   bool bias_in) {
+  using V = typename T::V;
+  constexpr int W = T::W;
+  const ConvArgs& a = x.a;
+  const Epilogue& ep = a.epilogue;
+  const bool res16 = x.p.bf16_io & kBf16Res, dst16 = x.p.bf16_io & kBf16Dst;
+  const bool vec_act = act_vectorized(ep.act);
+  const V va = T::set1(ep.a), vb = T::set1(ep.b);
+  for (int i = 0; i < rows; ++i) {
+    const long pix = m + i;
+    alignas(64) float row[NV * W];  // the row, where the activation is applied after it
+    for (int j = 0; j < NV; ++j) {
+      const int n = std::min(W, nvalid - j * W);
+      if (n <= 0) break;
+      V v = T::load(c + i * ldc + j * W);
+      const long col = ch + j * W;
+      if (!bias_in && a.bias) v = T::add(v, n >= W ? T::load(a.bias + col) : T::load_n(a.bias + col, n));
+      if (a.residual) {
+        const long r = pix * x.rs + col;
+        v = T::add(v, res16      ? load_bf16<T>(reinterpret_cast<const uint16_t*>(a.residual) + r, n)
+                      : n >= W ? T::load(a.residual + r)
+                               : T::load_n(a.residual + r, n));
+      }
+      if (!vec_act) {
+        T::store(row + j * W, v);
+        continue;
+      }
+      v = act_vec<T>(v, ep.act, va, vb);
+      const long d = pix * x.ds + col;
+      if (dst16) store_bf16<T>(reinterpret_cast<uint16_t*>(a.dst) + d, T::round_bf16(v), n);
+      else if (n >= W) T::store(a.dst + d, ep.round_bf16 ? T::round_bf16(v) : v);
+      else T::store_n(a.dst + d, ep.round_bf16 ? T::round_bf16(v) : v, n);
+    }
+    if (vec_act) continue;
+    apply_act_n(ep, row, nvalid);
+    const long d = pix * x.ds + ch;
+    if (dst16)
+      for (int e = 0; e < nvalid; ++e) reinterpret_cast<uint16_t*>(a.dst)[d + e] = bf16_bits(row[e]);
+    else std::memcpy(a.dst + d, row, std::size_t(nvalid) * 4);
+  }
+}
+
 // The epilogue of `rows` pixels from m whose sums wait in c[i * ldc + column] (the bias in them
 // already where bias_in): NV vectors a row, whole ones unless nvalid says fewer channels.
 template <class T, int NV>
 void epilogue(const bigemm::Ctx& x, const float* c, long ldc, long m, int rows, long ch, int nvalid, bool bias_in) {
+  if (x.p.bf16_io & (kBf16Dst | kBf16Res)) return epilogue_bf16<T, NV>(x, c, ldc, m, rows, ch, nvalid, bias_in);
   const ConvArgs& a = x.a;
   for (int i = 0; i < rows; ++i) {
     typename T::V acc[1][NV];
@@ -73,6 +156,10 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   // ahead, and panels go in pairs, so each pixel's output is written 64 channels at a time.
   const bool tiles_outer = chunks == 1 && pb * Kt * NR * 2 <= kTilesOuterWeightBytes;
   const long step = tiles_outer ? 2 : 1;  // panels per pair() (see the int8 driver)
+  // A 1x1 stride-1 conv over a bf16-stored source of whole 32-element K steps reads its A
+  // tiles from the source in place (as the int8 driver does its bytes).
+  const bool in_place = (p.bf16_io & kBf16Src) && p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.pad_t == 0 &&
+                        p.pad_l == 0 && p.ih == p.oh && p.iw == p.ow && x.icg % KT == 0;
   auto task = [&](std::size_t mb, std::size_t gp) {
     const int g = int(gp / pgroups);
     const long p0 = long(gp % pgroups) * pb, p1 = std::min<long>(x.panels_g, p0 + pb);
@@ -84,11 +171,17 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
     alignas(64) float c[2 * kTileFloats];  // a pair of panels' sums, 64 channels a row
     const uint16_t* wg = reinterpret_cast<const uint16_t*>(a.weights) + long(g) * x.panels_g * x.Kp * NR;
     const long ch_end = long(g) * x.ocg + std::min<long>(p1 * NR, x.ocg);
+    const long rsz = p.bf16_io & kBf16Res ? 2 : 4, dsz = p.bf16_io & kBf16Dst ? 2 : 4;  // bytes an element
+    // A block with a ragged last tile is gathered: tile rows past M must not be read.
+    const bool direct = in_place && rows == (t1 - t0) * MR;
     T::config();
     for (long ck = 0; ck < chunks; ++ck) {
       const long k0 = ck * x.kc, k1 = std::min(Kt, k0 + x.kc);
       const bool last = ck + 1 == chunks;
-      bigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
+      const uint16_t* ab = buf;
+      long ld = x.kc;  // elements
+      if (direct) ab = reinterpret_cast<const uint16_t*>(a.src) + m0 * x.ss + long(g) * x.icg + k0, ld = x.ss;
+      else bigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
       // Panels pn0 and pn0 + 1 (where there is one) of tile t, side by side in c; tiles-outer,
       // the accumulators start from the bias (a stride-0 tile load repeats its row; elsewhere that
       // measured slower than the epilogue's add).
@@ -100,7 +193,12 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
         if (tiles_outer && pn0 == p0) {
           long lo, hi;
           prefetch_ahead(m, r, t == t0, M, &lo, &hi);
-          prefetch_rows(a.residual, x.rs * 4, a.dst, x.ds * 4, lo, hi, ch0 * 4, ch_end * 4);
+          if (rsz == dsz) {
+            prefetch_rows(a.residual, x.rs * rsz, a.dst, x.ds * dsz, lo, hi, ch0 * dsz, ch_end * dsz);
+          } else {
+            prefetch_rows(nullptr, 0, a.dst, x.ds * dsz, lo, hi, ch0 * dsz, ch_end * dsz);
+            prefetch_rows(nullptr, 0, a.residual, x.rs * rsz, lo, hi, ch0 * rsz, ch_end * rsz);
+          }
         }
         for (long pn = pn0; pn < pn1; ++pn) {
           const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
@@ -115,11 +213,11 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
           } else {
             T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
           }
-          const uint16_t* ar = buf + (t - t0) * MR * x.kc;
+          const uint16_t* ar = ab + (t - t0) * MR * ld;
           for (long kk = 0; kk < k1 - k0; kk += KT) {
             const uint16_t* b = w + kk * NR;  // 16 K-pairs of 32 channels x 2 bf16
-            T::template tload<4>(ar + kk, x.kc * 2);
-            T::template tload<5>(ar + 16 * x.kc + kk, x.kc * 2);
+            T::template tload<4>(ar + kk, ld * 2);
+            T::template tload<5>(ar + 16 * ld + kk, ld * 2);
             T::template tload<6>(b, NR * 4);
             T::template tload<7>(b + 32, NR * 4);
             T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();

@@ -42,7 +42,7 @@ bool accepts_avx512bf16(const ConvParams& p, const CpuFeatures& cpu, std::string
 // 32-element tile padding.
 bool accepts_amx(const ConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.amx_bf16 || !cpu.has_avx512() || !cpu.avx512bf16) return conv_reject(why, "needs amx-bf16 (granted by the OS)");
-  if (!conv_well_formed(p, why)) return false;
+  if (!conv_well_formed(p, why, true)) return false;
   if (p.src_u8) return conv_reject(why, "a uint8 image source is the fp32 family's");
   if (long(p.kh) * p.kw * (p.ic / p.groups) < 16) return conv_reject(why, "kernel window under 16 values: tiles mostly padding");
   if (host_cpu().amx_bf16) {

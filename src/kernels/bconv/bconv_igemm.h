@@ -66,7 +66,8 @@ struct Ctx {
 };
 
 // Gathers window elements [k0, k1) of `rows` pixels from m on (conv group g) into
-// buf[i * ld + (k - k0)] as bf16; out-of-image taps and elements past K are 0.
+// buf[i * ld + (k - k0)] as bf16 (copied where the source is stored as bf16: kBf16Src);
+// out-of-image taps and elements past K are 0.
 template <class T>
 void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, uint16_t* buf, long ld) {
   const ConvParams& p = x.p;
@@ -80,7 +81,7 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, uint16_t* b
   int oy = int((m - img * hw) / p.ow), ox = int(m - img * hw - long(oy) * p.ow);
   for (int i = 0; i < rows; ++i) {
     const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
-    const float* base = x.a.src + img * p.ih * p.iw * x.ss + g * x.icg;
+    const long base = img * p.ih * p.iw * x.ss + g * x.icg;  // elements from the source's start
     uint16_t* d = buf + i * ld;
     long k = k0;
     int c = c0, ky = ky0, kx = kx0;
@@ -91,8 +92,10 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, uint16_t* b
       if (in && runs && c == 0) taps = std::min(p.kw - kx, p.iw - ix);  // whole taps to the row's or image's end
       const int span = taps * x.icg - c;
       const int n = int(std::min<long>(span, kend - k));
-      if (in) T::to_bf16(base + (long(iy) * p.iw + ix) * x.ss + c, d + (k - k0), n);
-      else std::memset(d + (k - k0), 0, n * sizeof(uint16_t));
+      const long at = base + (long(iy) * p.iw + ix) * x.ss + c;
+      if (!in) std::memset(d + (k - k0), 0, n * sizeof(uint16_t));
+      else if (p.bf16_io & kBf16Src) std::memcpy(d + (k - k0), reinterpret_cast<const uint16_t*>(x.a.src) + at, n * 2);
+      else T::to_bf16(x.a.src + at, d + (k - k0), n);
       k += n;
       if (n < span) break;  // the chunk ends inside a tap
       c = 0;

@@ -290,6 +290,95 @@ TEST(Bf16Conv, AcceptsSaysWhyNot) {
   EXPECT_NE(log.find("kernel conv_bf16_igemm_6x64_avx512bf16 rejected: needs avx512-bf16"), std::string::npos) << log;
 }
 
+// Tensors stored as bf16 (ConvParams::bf16_io): the kernels that take them give exactly the
+// values they give on float storage of the same bf16 values, source, residual and output
+// each way, through the gathered windows, the 1x1 sources read in place (whole and ragged
+// blocks), strided slices, ragged channels, and an activation applied after the row.
+TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
+  struct Case {
+    Shape s;
+    int ss_pad, ds_pad, rs_pad;
+    Act act;
+  };
+  const Case cases[] = {
+      {{.n = 2, .ic = 64, .ih = 8, .iw = 8, .oc = 96}, 0, 0, 0, Act::relu},          // 128 pixels, in place
+      {{.n = 1, .ic = 64, .ih = 7, .iw = 9, .oc = 80}, 0, 0, 0, Act::relu},          // a ragged block
+      {{.n = 1, .ic = 96, .ih = 6, .iw = 6, .oc = 64}, 32, 3, 5, Act::none},         // strided
+      {{.n = 2, .ic = 40, .ih = 9, .iw = 7, .oc = 72, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+       0, 0, 0, Act::relu},
+      {{.n = 1, .ic = 64, .ih = 10, .iw = 10, .oc = 64, .kh = 1, .kw = 1, .s = 2}, 0, 0, 0, Act::relu},
+      {{.n = 1, .ic = 32, .ih = 8, .iw = 8, .oc = 48, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+       0, 0, 0, Act::sigmoid},  // not vectorized: applied to the row, then stored
+  };
+  std::vector<const ConvKernel*> kernels;
+  std::size_t count;
+  const ConvKernel* ball = bconv_kernels(&count);
+  for (std::size_t k = 0; k < count; ++k) kernels.push_back(&ball[k]);
+  kernels.push_back(&conv_bf16_igemm_32x32_amxemulated_avx2);
+  auto hi = [](float v) { return uint16_t(bits(v) >> 16); };
+  int ran = 0;
+  for (const Case& c : cases) {
+    ConvParams p = make(c.s);
+    p.src_stride = c.ss_pad ? p.ic + c.ss_pad : 0;
+    p.dst_stride = c.ds_pad ? p.oc + c.ds_pad : 0;
+    p.res_stride = c.rs_pad ? p.oc + c.rs_pad : 0;
+    const long ss = p.src_stride ? p.src_stride : p.ic, ds = p.dst_stride ? p.dst_stride : p.oc;
+    const long rs = p.res_stride ? p.res_stride : p.oc;
+    const long in_px = long(p.n) * p.ih * p.iw, out_px = long(p.n) * p.oh * p.ow;
+    std::vector<float> src = random(in_px * ss, 1), res = random(out_px * rs, 2), w = random(long(p.oc) * p.ic * 9, 3);
+    std::vector<float> bias = random(p.oc, 4);
+    for (float& v : src) v = round_bf16(v);
+    for (float& v : res) v = round_bf16(v);
+    std::vector<uint16_t> src16(src.size()), res16(res.size());
+    for (std::size_t i = 0; i < src.size(); ++i) src16[i] = hi(src[i]);
+    for (std::size_t i = 0; i < res.size(); ++i) res16[i] = hi(res[i]);
+    ConvParams stored = p;
+    stored.bf16_io = kBf16Src | kBf16Dst | kBf16Res;
+    for (const ConvKernel* kp : kernels) {
+      std::string why;
+      if (!kp->accepts(stored, host_cpu(), &why)) continue;
+      std::vector<float> packed(kp->packed_floats(p) + 1);
+      kp->pack(p, w.data(), packed.data());
+      ThreadPool pool = make_thread_pool(2);
+      ConvArgs a;
+      a.weights = packed.data(), a.bias = bias.data();
+      a.epilogue.act = c.act, a.epilogue.round_bf16 = true;
+      std::vector<float> want(out_px * ds, -7.f);
+      a.src = src.data(), a.residual = res.data(), a.dst = want.data();
+      kp->run(p, a, pool.get());
+      for (int io = 1; io < 8; ++io) {  // every mix of bf16 and float storage
+        ConvParams q = p;
+        q.bf16_io = io;
+        std::vector<float> got32(out_px * ds, -7.f);
+        std::vector<uint16_t> got16(out_px * ds, 0xABCD);
+        a.src = io & kBf16Src ? reinterpret_cast<const float*>(src16.data()) : src.data();
+        a.residual = io & kBf16Res ? reinterpret_cast<const float*>(res16.data()) : res.data();
+        a.dst = io & kBf16Dst ? reinterpret_cast<float*>(got16.data()) : got32.data();
+        kp->run(q, a, pool.get());
+        long bad = 0, outside = 0;
+        for (long px = 0; px < out_px; ++px)
+          for (long ch = 0; ch < ds; ++ch) {
+            const long at = px * ds + ch;
+            if (ch >= p.oc) {
+              outside += io & kBf16Dst ? got16[at] != 0xABCD : got32[at] != -7.f;
+              continue;
+            }
+            bad += io & kBf16Dst ? got16[at] != hi(want[at]) || (bits(want[at]) & 0xFFFF) : bits(got32[at]) != bits(want[at]);
+          }
+        EXPECT_EQ(bad, 0) << kp->name << " bf16_io=" << io << " ic=" << p.ic << " oc=" << p.oc << " " << p.kh << "x"
+                          << p.kw << " s" << p.sh;
+        EXPECT_EQ(outside, 0) << kp->name << " bf16_io=" << io << " wrote outside its slice";
+      }
+      ++ran;
+    }
+    // Every other kernel refuses bf16 storage rather than misreading it.
+    std::size_t n32;
+    const ConvKernel* all = conv_kernels(&n32);
+    for (std::size_t k = 0; k < n32; ++k) EXPECT_FALSE(all[k].accepts(stored, host_cpu(), nullptr)) << all[k].name;
+  }
+  EXPECT_GE(ran, int(std::size(cases)));  // the emulated AMX driver at least, everywhere
+}
+
 // The comparison must be able to fail: one bf16 step too many is caught.
 TEST(Bf16Conv, ComparatorCatchesErrors) {
   std::vector<float> want(10, 1.f), got = want;

@@ -36,7 +36,13 @@ struct ConvParams {
   // float(u) - src_offset[c]; out-of-range reads are still 0. This is how a plan folds input
   // normalisation into the first conv: the scale goes into the weights, the shift here.
   int src_u8 = 0;
+  // Bits of kBf16Src / kBf16Dst / kBf16Res: that tensor is stored as bf16 (the high 16 bits of
+  // each float; it holds bf16 values anyway in a bf16 plan), halving its bytes. Set by the plan
+  // (passes/store_bf16.cc) only where the kernel takes it: the AMX bf16 kernel; the others
+  // refuse a conv with any bit set (conv_well_formed).
+  int bf16_io = 0;
 };
+constexpr int kBf16Src = 1, kBf16Dst = 2, kBf16Res = 4;
 
 struct ConvArgs {
   const float* src = nullptr;
