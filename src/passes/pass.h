@@ -91,6 +91,7 @@ Status fuse_quantize_reorder(ir::Graph&, PassContext&);
 Status fuse_lut(ir::Graph&, PassContext&);
 Status fold_pad(ir::Graph&, PassContext&);
 Status pack_weights(ir::Graph&, PassContext&);
+Status store_bf16(ir::Graph&, PassContext&);
 Status memory_plan(ir::Graph&, PassContext&);
 
 // The activation node `n` computes, if an epilogue can apply it (Clip needs constant bounds).

@@ -50,6 +50,7 @@ const std::vector<Pass>& pipeline(bool optimize) {
       {"fuse_quantize_reorder", fuse_quantize_reorder},
       {"fuse_lut", fuse_lut},
       {"pack_weights", pack_weights},
+      {"store_bf16", store_bf16},
       {"memory_plan", memory_plan},
   };
   static const std::vector<Pass> kReference = {

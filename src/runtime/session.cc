@@ -306,6 +306,14 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (!st->conv_k) st->conv_k = kernels::bconv_find(kernel_it->second.str_v);
       if (!interp::decode_conv_params(n.ints("conv_params"), &st->cp))
         return Err("plan is corrupt: conv %s lacks its parameters", n.name.c_str());
+      // Tensors stored as bf16 (passes/store_bf16.cc): the bits must name exactly those.
+      st->cp.bf16_io = static_cast<int>(n.i("bf16_io", 0));
+      auto bf16_at = [&](int id, int bit) {
+        return id < 0 || (g.t(id).dtype == ir::DType::bf16) == ((st->cp.bf16_io & bit) != 0);
+      };
+      if (!bf16_at(n.inputs[0], kernels::kBf16Src) || !bf16_at(n.outputs[0], kernels::kBf16Dst) ||
+          !bf16_at(n.in(3), kernels::kBf16Res))
+        return Err("plan is corrupt: conv %s: its bf16 storage bits disagree with its tensors", n.name.c_str());
       const kernels::ConvParams& p = st->cp;
       if (!st->conv_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
       std::string why;
@@ -321,7 +329,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
           g.t(n.inputs[0]).numel() != int64_t{p.n} * p.ih * p.iw * p.ic || g.t(n.outputs[0]).numel() != out_n ||
           (n.in(2) >= 0 && g.t(n.in(2)).numel() != p.oc) || (n.in(3) >= 0 && g.t(n.in(3)).numel() != out_n))
         return Err("plan is corrupt: conv %s does not match its tensors", n.name.c_str());
-      SYSTOLIC_RETURN_IF_ERROR(check_conv_step(g, n, p, p.src_u8 ? 1 : 4, 4));
+      SYSTOLIC_RETURN_IF_ERROR(check_conv_step(g, n, p, p.src_u8 ? 1 : p.bf16_io & kernels::kBf16Src ? 2 : 4,
+                                               p.bf16_io & kernels::kBf16Dst ? 2 : 4,
+                                               p.bf16_io & kernels::kBf16Res ? 2 : 4));
       if (p.src_u8) {
         // The image's normalisation, folded in: offsets per input channel.
         auto off = st->node.attrs.find("src_offset");

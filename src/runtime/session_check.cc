@@ -6,7 +6,7 @@
 namespace systolic::runtime {
 
 Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::ConvParams& p, std::size_t src_elem,
-                       std::size_t dst_elem) {
+                       std::size_t dst_elem, std::size_t res_elem) {
   auto corrupt = [&](const char* what) { return Err("plan is corrupt: conv %s: %s", n.name.c_str(), what); };
   // The geometry must be what the node's attributes give for its input (as at compile time):
   // the kernels trust it (a 1x1 conv reads the input as a dense [pixels, channels] matrix).
@@ -31,7 +31,7 @@ Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::Con
   const int64_t in_px = int64_t{p.n} * p.ih * p.iw, out_px = int64_t{p.n} * p.oh * p.ow;
   if (!strided(n.inputs[0], p.src_stride, p.ic, in_px, src_elem) ||
       !strided(n.outputs[0], p.dst_stride, p.oc, out_px, dst_elem) ||
-      !strided(n.in(3), p.res_stride, p.oc, out_px, dst_elem))
+      !strided(n.in(3), p.res_stride, p.oc, out_px, res_elem ? res_elem : dst_elem))
     return corrupt("a pixel stride reaches past its buffer");
   return Status::Ok();
 }

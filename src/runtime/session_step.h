@@ -87,9 +87,10 @@ Status prepare_quantized_step(const ir::Graph& g, const ir::Node& n, const std::
                               Session::Step* st, bool* handled, std::size_t* workspace);
 
 // A conv step's parameters against its node's attributes and tensors (session_check.cc):
-// `src_elem` / `dst_elem` are the bytes of an input / output element.
+// `src_elem` / `dst_elem` / `res_elem` are the bytes of an input / output / residual element
+// (res_elem 0: dst_elem's).
 Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::ConvParams& p, std::size_t src_elem,
-                       std::size_t dst_elem);
+                       std::size_t dst_elem, std::size_t res_elem = 0);
 
 // A pool step's geometry against its output.
 Status check_pool_step(const ir::Graph& g, const ir::Node& n, const kernels::PoolParams& p);

@@ -1,0 +1,56 @@
+// bf16 storage: in a bf16 plan, a tensor that a conv writes through its bf16-rounding epilogue
+// (lower_bf16's bf16_out) and that only convs read, as their source or residual, holds bf16
+// values in 4-byte floats. Where the writer and every reader run on a kernel that takes bf16
+// storage (ConvParams::bf16_io: the AMX bf16 kernel), the tensor becomes DType::bf16 (each
+// value's high half: exact) and the convs are told (attr "bf16_io"). Half the bytes for every
+// such activation: the AMX tiles bound a bf16 ResNet-50's 1x1 convs less than the memory their
+// float activations moved.
+//
+// Runs after pack_weights (the kernels are chosen) and before memory_plan (sizes). A graph
+// output, and anything another op reads (a pool, an unfused Add, a view), stays float.
+#include "kernels/conv/conv.h"
+#include "passes/pass.h"
+
+namespace systolic::passes {
+namespace {
+
+// The kernels that take bf16 storage.
+bool takes_bf16_storage(const ir::Node& n) {
+  return n.op == ir::Op::Conv && n.s("kernel", "") == "conv_bf16_igemm_32x32_amx" && !n.i("src_u8", 0);
+}
+
+}  // namespace
+
+Status store_bf16(ir::Graph& g, PassContext& ctx) {
+  if (ctx.precision != Precision::bf16 || !ctx.optimize) return Status::Ok();
+  std::vector<char> ok(g.tensors.size(), 0);
+  for (const ir::Node& n : g.nodes)
+    if (takes_bf16_storage(n) && n.i("bf16_out", 0) && n.outputs.size() == 1 && n.outputs[0] >= 0) {
+      const ir::Tensor& t = g.t(n.outputs[0]);
+      ok[n.outputs[0]] = !t.is_const() && t.dtype == ir::DType::f32;
+    }
+  for (int id : g.outputs) ok[id] = 0;
+  for (const ir::Node& n : g.nodes)
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const int id = n.inputs[i];
+      if (id >= 0 && ok[id] && !(takes_bf16_storage(n) && (i == 0 || i == 3))) ok[id] = 0;
+    }
+  int stored = 0;
+  int64_t bytes = 0;
+  for (std::size_t id = 0; id < ok.size(); ++id)
+    if (ok[id]) g.tensors[id].dtype = ir::DType::bf16, ++stored, bytes += g.tensors[id].bytes();
+  if (stored == 0) return Status::Ok();
+  ctx.log += "store_bf16: " + std::to_string(stored) + " activations stored as bf16 (" + std::to_string(bytes >> 10) +
+             " KiB, half their float size)\n";
+  for (ir::Node& n : g.nodes) {
+    if (!takes_bf16_storage(n)) continue;
+    int io = 0;
+    if (ok[n.inputs[0]]) io |= kernels::kBf16Src;
+    if (n.in(3) >= 0 && ok[n.in(3)]) io |= kernels::kBf16Res;
+    if (ok[n.outputs[0]]) io |= kernels::kBf16Dst;
+    if (io) n.set_i("bf16_io", io);
+  }
+  return Status::Ok();
+}
+
+}  // namespace systolic::passes

@@ -1,0 +1,137 @@
+// store_bf16: activations written by a bf16-rounding conv and read only by convs (source or
+// residual) on a kernel that takes bf16 storage become bf16 tensors, the convs told which;
+// graph outputs and tensors another op or kernel reads stay float. Where the host has AMX-BF16,
+// a compiled plan with bf16 storage gives exactly the outputs of the same plan on floats, also
+// after a round trip through a plan file.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "kernels/conv/conv.h"
+#include "tests/graph_builder.h"
+
+namespace systolic::testing {
+namespace {
+
+constexpr const char* kAmx = "conv_bf16_igemm_32x32_amx";
+
+// x -> conv1+relu -> c1 -> conv2+relu -> c2 -> conv3 (+ residual c1) + relu -> y
+GraphBuilder chain(int c) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, c, 9, 7});
+  const int c1 = b.node(ir::Op::Relu, {b.node(ir::Op::Conv, {x, b.weights("w1", {c, c, 3, 3})}, 1, "conv1")[0]})[0];
+  b.g.nodes[b.g.nodes.size() - 2].set_ints("pads", {1, 1, 1, 1});
+  const int c2 = b.node(ir::Op::Relu, {b.node(ir::Op::Conv, {c1, b.weights("w2", {c, c, 1, 1})}, 1, "conv2")[0]})[0];
+  const int c3 = b.node(ir::Op::Conv, {c2, b.weights("w3", {c, c, 3, 3}), b.weights("b3", {c})}, 1, "conv3")[0];
+  b.last().set_ints("pads", {1, 1, 1, 1});
+  b.output(b.node(ir::Op::Relu, {b.node(ir::Op::Add, {c3, c1})[0]})[0]);
+  return b;
+}
+
+passes::PassContext bf16_context() {
+  passes::PassContext ctx;
+  ctx.cpu = host_cpu();
+  ctx.precision = passes::Precision::bf16;
+  return ctx;
+}
+
+ir::Attr str(const std::string& v) {
+  ir::Attr a;
+  a.kind = ir::Attr::s;
+  a.str_v = v;
+  return a;
+}
+
+// The chain fused and lowered, every conv given `kernel`.
+ir::Graph lowered(const std::string& kernel) {
+  ir::Graph g = chain(8).g;
+  passes::PassContext ctx = bf16_context();
+  for (auto p : {passes::shape_inference, passes::fuse_epilogue, passes::lower_bf16}) {
+    const Status st = p(g, ctx);
+    if (!st.ok()) throw std::runtime_error(st.message());
+  }
+  for (ir::Node& n : g.nodes)
+    if (n.op == ir::Op::Conv) n.attrs["kernel"] = str(kernel);
+  return g;
+}
+
+const ir::Node& node(const ir::Graph& g, const std::string& name) {
+  for (const ir::Node& n : g.nodes)
+    if (n.name == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+
+TEST(StoreBf16, ConvToConvActivationsBecomeBf16) {
+  ir::Graph g = lowered(kAmx);
+  passes::PassContext ctx = bf16_context();
+  ASSERT_TRUE(passes::store_bf16(g, ctx).ok());
+  ASSERT_TRUE(ir::verify(g).ok());
+  const ir::Node &c1 = node(g, "conv1"), &c2 = node(g, "conv2"), &c3 = node(g, "conv3");
+  ASSERT_EQ(c3.in(3), c1.outputs[0]) << "the residual add is fused";
+  EXPECT_EQ(g.t(c1.outputs[0]).dtype, ir::DType::bf16);  // read by conv2 and as conv3's residual
+  EXPECT_EQ(g.t(c2.outputs[0]).dtype, ir::DType::bf16);
+  EXPECT_EQ(g.t(c3.outputs[0]).dtype, ir::DType::f32);  // the graph output
+  EXPECT_EQ(g.t(c1.inputs[0]).dtype, ir::DType::f32);   // the graph input
+  EXPECT_EQ(c1.i("bf16_io", 0), kernels::kBf16Dst);
+  EXPECT_EQ(c2.i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Dst);
+  EXPECT_EQ(c3.i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Res);
+}
+
+TEST(StoreBf16, OtherKernelsAndPrecisionsKeepFloats) {
+  for (const char* kernel : {"conv_bf16_igemm_6x64_avx512bf16", "conv_f32_igemm_6x64_avx512"}) {
+    ir::Graph g = lowered(kernel);
+    passes::PassContext ctx = bf16_context();
+    ASSERT_TRUE(passes::store_bf16(g, ctx).ok());
+    for (const ir::Tensor& t : g.tensors) EXPECT_NE(t.dtype, ir::DType::bf16) << kernel << " " << t.name;
+    for (const ir::Node& n : g.nodes) EXPECT_FALSE(n.has("bf16_io")) << kernel << " " << n.name;
+  }
+  // One reader on another kernel (conv3) keeps what it reads in float: c1 (its residual) and c2.
+  ir::Graph g = lowered(kAmx);
+  for (ir::Node& n : g.nodes)
+    if (n.name == "conv3") n.attrs["kernel"] = str("conv_f32_igemm_6x64_avx512");
+  passes::PassContext ctx = bf16_context();
+  ASSERT_TRUE(passes::store_bf16(g, ctx).ok());
+  for (const ir::Tensor& t : g.tensors) EXPECT_NE(t.dtype, ir::DType::bf16) << t.name;
+  // fp32 plans are left alone.
+  ir::Graph f = lowered(kAmx);
+  passes::PassContext fctx;
+  ASSERT_TRUE(passes::store_bf16(f, fctx).ok());
+  for (const ir::Tensor& t : f.tensors) EXPECT_NE(t.dtype, ir::DType::bf16) << t.name;
+}
+
+// The compiled plan against itself with the storage undone (floats, memory planned again):
+// the same bytes out, and half the bytes for each stored activation.
+TEST(StoreBf16, CompiledPlanGivesTheFloatPlansOutputs) {
+  if (!host_cpu().amx_bf16) GTEST_SKIP() << "the AMX bf16 kernel (the one that takes bf16 storage) needs AMX-BF16";
+  GraphBuilder b = chain(64);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::bf16;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  int stored = 0;
+  for (const ir::Tensor& t : (*p)->graph.tensors) stored += t.dtype == ir::DType::bf16;
+  EXPECT_GE(stored, 2) << (*p)->kernel_log;
+  auto floats = std::make_shared<plan::Program>(**p);
+  for (ir::Tensor& t : floats->graph.tensors)
+    if (t.dtype == ir::DType::bf16) t.dtype = ir::DType::f32;
+  for (ir::Node& n : floats->graph.nodes) n.attrs.erase("bf16_io");
+  passes::PassContext ctx;
+  ASSERT_TRUE(passes::memory_plan(floats->graph, ctx).ok());
+  EXPECT_LT((*p)->graph.arena_bytes, floats->graph.arena_bytes);
+  // Through a plan file too: the bf16 tensors and the convs' bits survive it.
+  auto loaded = plan::load_program_bytes(plan::serialize_program(**p));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const auto got = run_program(*p, b.g, 2), want = run_program(floats, b.g, 2), reread = run_program(*loaded, b.g);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(got.size(), reread.size());
+  long differ = 0, differ_reread = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    differ += std::memcmp(&got[i], &want[i], 4) != 0;
+    differ_reread += std::memcmp(&reread[i], &want[i], 4) != 0;
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(differ_reread, 0);
+}
+
+}  // namespace
+}  // namespace systolic::testing
