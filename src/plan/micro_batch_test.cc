@@ -20,8 +20,15 @@ TEST(MicroBatch, LargestDivisorOfAtLeastTwoThatFitsTheCaches) {
   EXPECT_EQ(choose_micro_batch(6, 5 * MiB, cpu), 3);    // divisors, not powers of two
   EXPECT_EQ(choose_micro_batch(7, 5 * MiB, cpu), 7);    // a prime batch has none
   EXPECT_EQ(choose_micro_batch(1, 50 * MiB, cpu), 1);
-  cpu.l3_bytes = 256 << 20;                             // a large shared L3: nothing to split
-  EXPECT_EQ(choose_micro_batch(16, 9 * MiB, cpu), 16);
+  cpu.l3_bytes = 24 << 20;                              // 2 MiB + 0.6 x 24 MiB = 16.4 MiB
+  EXPECT_EQ(choose_micro_batch(16, 2 * MiB, cpu), 8);
+  cpu.cores = 8;                                        // 8 MiB + 14.4 MiB: the whole batch fits
+  EXPECT_EQ(choose_micro_batch(16, 1 * MiB, cpu), 16);
+  // A VM's view of its host's L3 counts at most 32 MiB a core it sees: 2 MiB + 0.6 x 64 MiB.
+  cpu.cores = 2;
+  cpu.l3_bytes = 480 << 20;
+  EXPECT_EQ(choose_micro_batch(16, 9 * MiB, cpu), 4);   // fp32 or bf16 ResNet-50
+  EXPECT_EQ(choose_micro_batch(16, 2 * MiB, cpu), 16);  // int8
 }
 
 }  // namespace
