@@ -16,12 +16,13 @@
 
 #include <cstring>
 
+#include "kernels/amx_block.h"
 #include "kernels/bconv/bconv_igemm.h"
 #include "kernels/gemm/prefetch_rows.h"
 
 namespace systolic::kernels::bamx {
 
-constexpr int MR = 32, NR = 32, KT = 32;
+constexpr int MR = 32, NR = 32, KT = 32;  // the block of amx_block.h (K in bf16 elements)
 // A panel's K chunk: the vector drivers' L1 share, or the whole window where it fits
 // kWholeWeightBytes (1x1 convs up to 512 channels; a 3x3 conv of 64 channels ran slower whole,
 // one tile per gathered block). Tiles-outer order (below) up to twice the vector drivers' weights.
@@ -203,30 +204,12 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
         for (long pn = pn0; pn < pn1; ++pn) {
           const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
           float* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileFloats : part;
-          if (ck > 0) {
-            T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
-            T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
-          } else if (a.bias && tiles_outer) {
-            const float* bias = a.bias + ch0 + (pn - pn0) * NR;
-            T::template tload<0>(bias, 0), T::template tload<1>(bias + 16, 0);
-            T::template tload<2>(bias, 0), T::template tload<3>(bias + 16, 0);
-          } else {
-            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
-          }
-          const uint16_t* ar = ab + (t - t0) * MR * ld;
-          for (long kk = 0; kk < k1 - k0; kk += KT) {
-            const uint16_t* b = w + kk * NR;  // 16 K-pairs of 32 channels x 2 bf16
-            T::template tload<4>(ar + kk, ld * 2);
-            T::template tload<5>(ar + 16 * ld + kk, ld * 2);
-            T::template tload<6>(b, NR * 4);
-            T::template tload<7>(b + 32, NR * 4);
-            T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
-            T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
-          }
-          float* out = last ? c + (pn - pn0) * NR : pt;
-          const long ldo = last ? 2 * NR : NR;
-          T::template tstore<0>(out, ldo * 4), T::template tstore<1>(out + 16, ldo * 4);
-          T::template tstore<2>(out + 16 * ldo, ldo * 4), T::template tstore<3>(out + 16 * ldo + 16, ldo * 4);
+          if (ck > 0) amx::start<T>(pt, NR * 4);
+          else amx::start<T>(a.bias && tiles_outer ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
+          amx::sweep<T>(reinterpret_cast<const uint8_t*>(ab + (t - t0) * MR * ld), ld * 2,
+                        reinterpret_cast<const uint8_t*>(w), (k1 - k0) * 2);
+          if (last) amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
+          else amx::store<T>(pt, NR * 4);
         }
         if (!last) return;
         const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - pn0 * NR);

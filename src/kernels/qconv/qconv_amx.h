@@ -12,11 +12,12 @@
 // the gathered A bytes are zero, so B rows read beyond a panel's K (the next panel, or the slack
 // packed_bytes adds after the last) contribute nothing.
 #pragma once
+#include "kernels/amx_block.h"
 #include "kernels/qconv/qconv_igemm.h"
 
 namespace systolic::kernels::qamx {
 
-constexpr int MR = 32, NR = 32, KT = 64;
+constexpr int MR = 32, NR = 32, KT = 64;  // the block of amx_block.h
 // A panel's K chunk: the vector drivers' L1 share, or the whole window where it fits
 // kWholeWeightBytes (a 3x3 conv of 64 channels in one chunk, gathered in kernel rows, not tap by
 // tap, and run tiles-outer). Longer windows ran slower in the larger chunks (3x3 512->512 at 7x7).
@@ -105,30 +106,11 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         for (long pn = pn0; pn < pn1; ++pn) {
           const int8_t* w = wg + pn * x.Kp * NR + k0 * NR;
           int32_t* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileInts : part;
-          if (ck > 0) {
-            T::template tload<0>(pt, NR * 4), T::template tload<1>(pt + 16, NR * 4);
-            T::template tload<2>(pt + 16 * NR, NR * 4), T::template tload<3>(pt + 16 * NR + 16, NR * 4);
-          } else if (bias_in) {
-            const int32_t* bias = a.bias + ch0 + (pn - pn0) * NR;
-            T::template tload<0>(bias, 0), T::template tload<1>(bias + 16, 0);
-            T::template tload<2>(bias, 0), T::template tload<3>(bias + 16, 0);
-          } else {
-            T::template tzero<0>(), T::template tzero<1>(), T::template tzero<2>(), T::template tzero<3>();
-          }
-          const uint8_t* ar = ab + (t - t0) * MR * ld;
-          for (long kk = 0; kk < k1 - k0; kk += KT) {
-            const int8_t* b = w + kk * NR;  // 16 K-quads of 32 channels x 4 bytes
-            T::template tload<4>(ar + kk, ld);
-            T::template tload<5>(ar + 16 * ld + kk, ld);
-            T::template tload<6>(b, NR * 4);
-            T::template tload<7>(b + 64, NR * 4);
-            T::template dot<0, 4, 6>(), T::template dot<1, 4, 7>();
-            T::template dot<2, 5, 6>(), T::template dot<3, 5, 7>();
-          }
-          int32_t* out = last ? c + (pn - pn0) * NR : pt;
-          const long ldo = last ? 2 * NR : NR;
-          T::template tstore<0>(out, ldo * 4), T::template tstore<1>(out + 16, ldo * 4);
-          T::template tstore<2>(out + 16 * ldo, ldo * 4), T::template tstore<3>(out + 16 * ldo + 16, ldo * 4);
+          if (ck > 0) amx::start<T>(pt, NR * 4);
+          else amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
+          amx::sweep<T>(ab + (t - t0) * MR * ld, ld, reinterpret_cast<const uint8_t*>(w), k1 - k0);
+          if (last) amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
+          else amx::store<T>(pt, NR * 4);
         }
         if (last) qigemm::store_sums<T, 2 * NV>(x, c, 2 * NR, r, o, bias_in);
       };
