@@ -42,8 +42,11 @@ ConvParams params(const Layer& l) {
   return p;
 }
 
-void run(benchmark::State& state, const ConvKernel* k, Layer l, int threads) {
-  const ConvParams p = params(l);
+// io: ConvParams::bf16_io (source and output stored as bf16, as a bf16 plan stores activations
+// between AMX convs); the buffers are sized for floats either way.
+void run(benchmark::State& state, const ConvKernel* k, Layer l, int threads, int io) {
+  ConvParams p = params(l);
+  p.bf16_io = io;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   auto rnd = [&](std::size_t n) {
@@ -52,7 +55,12 @@ void run(benchmark::State& state, const ConvKernel* k, Layer l, int threads) {
     return v;
   };
   const long K = long(p.ic) * p.kh * p.kw;
-  const auto src = rnd(std::size_t(p.n) * p.ih * p.iw * p.ic), w = rnd(std::size_t(p.oc) * K);
+  auto src = rnd(std::size_t(p.n) * p.ih * p.iw * p.ic);
+  const auto w = rnd(std::size_t(p.oc) * K);
+  if (io & kBf16Src) {  // the same values as bf16: the high halves, packed
+    auto* s16 = reinterpret_cast<uint16_t*>(src.data());
+    for (std::size_t i = 0; i < src.size(); ++i) s16[i] = bf16_bits(src[i]);
+  }
   const auto bias = rnd(p.oc);
   AlignedVector<float> packed(k->packed_floats(p)), dst(std::size_t(p.n) * p.oh * p.ow * p.oc);
   k->pack(p, w.data(), packed.data());
@@ -80,7 +88,12 @@ const int kRegistered = [] {
       if (bconv_is_reference(k)) k = conv_select(p, host_cpu());
       if (!k) continue;
       const std::string name = std::string("bf16/") + k->name + "/" + l.name + "/threads:" + std::to_string(t);
-      benchmark::RegisterBenchmark(name.c_str(), run, k, l, t)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(name.c_str(), run, k, l, t, 0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      ConvParams stored = p;
+      stored.bf16_io = kBf16Src | kBf16Dst;
+      if (!k->accepts(stored, host_cpu(), nullptr)) continue;
+      const std::string sname = std::string("bf16/") + k->name + "/" + l.name + "_stored/threads:" + std::to_string(t);
+      benchmark::RegisterBenchmark(sname.c_str(), run, k, l, t, stored.bf16_io)->UseRealTime()->Unit(benchmark::kMicrosecond);
     }
   return 0;
 }();
