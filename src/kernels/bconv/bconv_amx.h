@@ -146,10 +146,10 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
   constexpr long kTileFloats = MR * NR;
+  const long weight_bytes = Kt * NR * 2 <= kWholeWeightBytes ? kWholeWeightBytes : bigemm::kL1WeightBytes;
   const BlockGrid bg = block_grid(Kt, KT, 2, MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileFloats * 4,
-                                  {bigemm::kBlockBytes, bigemm::kMaxBlockTiles, Kt * NR * 2 <= kWholeWeightBytes ? kWholeWeightBytes : bigemm::kL1WeightBytes,
-                                   bigemm::kMaxPartialBytes});
+                                  {bigemm::kBlockBytes, bigemm::kMaxBlockTiles, weight_bytes, bigemm::kMaxPartialBytes});
   x.kc = bg.kc;
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   // As the int8 tile driver (qconv_amx.h): where one K chunk of the task's panels fits L1, each

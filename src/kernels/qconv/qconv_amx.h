@@ -51,10 +51,10 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
   constexpr long kTileInts = MR * NR;
+  const long weight_bytes = Kt * NR <= kWholeWeightBytes ? kWholeWeightBytes : qigemm::kL1WeightBytes;
   const BlockGrid bg = block_grid(Kt, KT, 1, MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), kTileInts * 4,
-                                  {qigemm::kBlockBytes, qigemm::kMaxBlockTiles, Kt * NR <= kWholeWeightBytes ? kWholeWeightBytes : qigemm::kL1WeightBytes,
-                                   qigemm::kMaxPartialBytes});
+                                  {qigemm::kBlockBytes, qigemm::kMaxBlockTiles, weight_bytes, qigemm::kMaxPartialBytes});
   x.kc = bg.kc;
   const long chunks = bg.chunks, bt = bg.bt, mblocks = bg.mblocks, pb = bg.pb, pgroups = bg.pgroups;
   // As in the vector drivers (qconv_igemm.h): where one K chunk of the task's panels fits L1,
