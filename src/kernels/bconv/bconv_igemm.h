@@ -65,6 +65,14 @@ struct Ctx {
   long kc;          // K chunk (even)
 };
 
+// n bf16 values: the traits' inline copy where they have one (a libc call per kernel row cost a
+// 3x3 conv's gather more than the copy), else memcpy.
+template <class T>
+SYSTOLIC_INLINE void copy16(const uint16_t* s, uint16_t* d, int n) {
+  if constexpr (requires { T::copy16(s, d, n); }) T::copy16(s, d, n);
+  else std::memcpy(d, s, std::size_t(n) * 2);
+}
+
 // Gathers window elements [k0, k1) of `rows` pixels from m on (conv group g) into
 // buf[i * ld + (k - k0)] as bf16 (copied where the source is stored as bf16: kBf16Src);
 // out-of-image taps and elements past K are 0.
@@ -94,7 +102,7 @@ void gather(const Ctx& x, long m, int rows, int g, long k0, long k1, uint16_t* b
       const int n = int(std::min<long>(span, kend - k));
       const long at = base + (long(iy) * p.iw + ix) * x.ss + c;
       if (!in) std::memset(d + (k - k0), 0, n * sizeof(uint16_t));
-      else if (p.bf16_io & kBf16Src) std::memcpy(d + (k - k0), reinterpret_cast<const uint16_t*>(x.a.src) + at, n * 2);
+      else if (p.bf16_io & kBf16Src) copy16<T>(reinterpret_cast<const uint16_t*>(x.a.src) + at, d + (k - k0), n);
       else T::to_bf16(x.a.src + at, d + (k - k0), n);
       k += n;
       if (n < span) break;  // the chunk ends inside a tap
