@@ -91,8 +91,9 @@ TEST(NonMaxSuppression, IndexedSelectionEqualsThePlainOne) {
     const std::vector<int64_t> want = plain_nms(boxes, scores, nb, nc, max_out, iou, score_th, center);
     EXPECT_EQ(got, want) << "trial " << trial;
     EXPECT_GT(want.size(), 3u);
-    if (trial % 5 != 0)  // boxes with area: some were suppressed (those without overlap nothing)
+    if (trial % 5 != 0) {  // boxes with area: some were suppressed (those without overlap nothing)
       EXPECT_LT(want.size() / 3, static_cast<std::size_t>(nb * nc)) << "trial " << trial;
+    }
   }
 }
 

@@ -31,7 +31,9 @@ TEST(FoldPad, ZeroPadBecomesThePoolsAndTheConvsPadding) {
       EXPECT_EQ(n.ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
       EXPECT_EQ(n.i("count_include_pad", 0), 1);
     }
-    if (n.op == Op::Conv) EXPECT_EQ(n.ints("pads"), (std::vector<int64_t>{3, 1, 2, 4}));
+    if (n.op == Op::Conv) {
+      EXPECT_EQ(n.ints("pads"), (std::vector<int64_t>{3, 1, 2, 4}));
+    }
   }
   EXPECT_LT(max_rel_error(run_graph(b.g, true), run_graph(b.g, false)), 1e-5);
 }
@@ -53,7 +55,9 @@ TEST(FoldPad, QdqPadBeforeAnAveragePoolRunsInTheUint8Pool) {
   EXPECT_EQ(count_ops((*pl)->graph, Op::Pad), 0) << (*pl)->kernel_log;
   EXPECT_EQ(count_ops((*pl)->graph, Op::DequantizeLinear), 0) << (*pl)->kernel_log;
   for (const ir::Node& n : (*pl)->graph.nodes)
-    if (n.op == Op::AveragePool) EXPECT_EQ((*pl)->graph.t(n.inputs[0]).dtype, ir::DType::u8);
+    if (n.op == Op::AveragePool) {
+      EXPECT_EQ((*pl)->graph.t(n.inputs[0]).dtype, ir::DType::u8);
+    }
   const auto got = run_program(*pl, b.g), want = run_graph(b.g, false);
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 0.02f * 0.01f * 1.01f) << i;

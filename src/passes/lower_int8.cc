@@ -565,7 +565,7 @@ bool sum_stays_float(const std::vector<ir::Node>& nodes, const std::vector<std::
 
 Status lower_int8(ir::Graph& g, PassContext& ctx) {
   if (ctx.precision != Precision::int8 || !ctx.optimize) return Status::Ok();
-  Lowering l{g, ctx};
+  Lowering l{g, ctx, {}, {}, {}, {}, {}, {}, {}, {}};
   return l.run();
 }
 

@@ -562,7 +562,9 @@ TEST(LowerInt8, PoolsOtherThan2DStayFloat) {
   auto p = compile_int8(b.g);
   ASSERT_TRUE(p);
   for (const ir::Node& n : p->graph.nodes)
-    if (n.op == Op::GlobalAveragePool || n.op == Op::MaxPool) EXPECT_EQ(p->graph.t(n.inputs[0]).dtype, DType::f32) << n.name;
+    if (n.op == Op::GlobalAveragePool || n.op == Op::MaxPool) {
+      EXPECT_EQ(p->graph.t(n.inputs[0]).dtype, DType::f32) << n.name;
+    }
   EXPECT_GT(cosine(run_program(p, b.g), run_graph(b.g, false)), 0.999);
 }
 

@@ -195,7 +195,9 @@ TEST(QdqExport, ASymbolicBatchStaysSymbolicThroughAReshape) {
       ASSERT_EQ(v->type().tensor_type().shape().dim_size(), v == &m.graph().input(0) ? 4 : 3) << v->name();
       const auto& dim0 = v->type().tensor_type().shape().dim(0);
       EXPECT_EQ(dim0.has_dim_param(), !fixed) << v->name();
-      if (fixed) EXPECT_EQ(dim0.dim_value(), 1) << v->name();
+      if (fixed) {
+        EXPECT_EQ(dim0.dim_value(), 1) << v->name();
+      }
     }
     auto init = initializers(m);
     int reshapes = 0;

@@ -328,7 +328,9 @@ TEST(QConv, FusedTable) {
   check({1, 32, 6, 6, 128, 1, 1}, o, 26);
   check({1, 48, 7, 7, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48}, o, 27);
   EXPECT_TRUE(ran_names().count("qconv_u8s8_ref"));
-  if (host_cpu().avx2) EXPECT_TRUE(ran_names().count("qconv_u8s8_dw_avx2"));
+  if (host_cpu().avx2) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_dw_avx2"));
+  }
 }
 
 // The u8 output's last steps (clamp, round, zero point) at their edges: bounds between grid

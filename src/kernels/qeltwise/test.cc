@@ -94,7 +94,9 @@ TEST(QEltwise, ChannelScaleMatchesTheReference) {
           }
         }
   for (std::size_t k = 0; k < count; ++k)
-    if (all[k].accepts(host_cpu(), nullptr)) EXPECT_TRUE(ran.count(all[k].name)) << all[k].name;
+    if (all[k].accepts(host_cpu(), nullptr)) {
+      EXPECT_TRUE(ran.count(all[k].name)) << all[k].name;
+    }
 }
 
 }  // namespace

@@ -40,8 +40,12 @@ TEST(QLut, EveryKernelMatchesTheReference) {
     }
   }
   EXPECT_TRUE(ran.count("qlut_u8_ref"));
-  if (host_cpu().avx2) EXPECT_TRUE(ran.count("qlut_u8_avx2"));
-  if (host_cpu().has_avx512() && host_cpu().avx512vbmi) EXPECT_TRUE(ran.count("qlut_u8_avx512vbmi"));
+  if (host_cpu().avx2) {
+    EXPECT_TRUE(ran.count("qlut_u8_avx2"));
+  }
+  if (host_cpu().has_avx512() && host_cpu().avx512vbmi) {
+    EXPECT_TRUE(ran.count("qlut_u8_avx512vbmi"));
+  }
 }
 
 // rows(): strided runs in place and from another buffer with its own stride, the bytes between

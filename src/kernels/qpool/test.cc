@@ -88,8 +88,9 @@ TEST(QPool, EveryRunnableKernelRuns) {
   std::size_t count;
   const QPoolKernel* all = qpool_kernels(&count);
   for (std::size_t k = 0; k < count; ++k)
-    if (all[k].accepts(make(PoolKind::max, 8, 8, 3, 1, 1), host_cpu(), nullptr))
+    if (all[k].accepts(make(PoolKind::max, 8, 8, 3, 1, 1), host_cpu(), nullptr)) {
       EXPECT_TRUE(ran_names().count(all[k].name)) << all[k].name << " never ran";
+    }
 }
 
 }  // namespace
