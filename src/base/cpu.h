@@ -25,6 +25,8 @@ struct CpuFeatures {
   // vdpbf16ps kernels only where dpbf16ps > fma.
   struct Bf16Rate {
     double dpbf16ps = 0, fma = 0;
+    // Measured, and vdpbf16ps no faster: bf16 plans take the fp32 kernels.
+    bool fma_wins() const { return fma > 0 && dpbf16ps <= fma; }
   } bf16_rate;
   int cores = 1;
   std::size_t l1d_bytes = 32 * 1024;

@@ -133,5 +133,39 @@ TEST(StoreBf16, CompiledPlanGivesTheFloatPlansOutputs) {
   EXPECT_EQ(differ_reread, 0);
 }
 
+// A plan whose storage bits and tensor types disagree is refused at load, never misread: a conv
+// told of bf16 storage its tensors lack, and a float pool over a bf16 tensor.
+TEST(StoreBf16, PlansWhoseBitsAndTypesDisagreeAreRefused) {
+  GraphBuilder b;
+  const int x = b.input("x", {1, 16, 8, 8});
+  const int c1 = b.node(ir::Op::Relu, {b.node(ir::Op::Conv, {x, b.weights("w1", {16, 16, 3, 3})}, 1, "conv1")[0]})[0];
+  b.g.nodes[b.g.nodes.size() - 2].set_ints("pads", {1, 1, 1, 1});
+  const int mp = b.node(ir::Op::MaxPool, {c1}, 1, "pool")[0];
+  b.last().set_ints("kernel_shape", {2, 2});
+  b.last().set_ints("strides", {2, 2});
+  b.output(b.node(ir::Op::Conv, {mp, b.weights("w2", {16, 16, 1, 1})}, 1, "conv2")[0]);
+  plan::CompileOptions co;
+  co.precision = passes::Precision::bf16;
+  auto p = plan::compile(b.g, co);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_TRUE(runtime::Session::create(*p, {}).ok());
+  auto tampered = [&](auto&& change) {
+    auto q = std::make_shared<plan::Program>(**p);
+    change(q->graph);
+    auto s = runtime::Session::create(q, {});
+    return s.ok() ? std::string("loaded") : s.status().message();
+  };
+  const std::string bits = tampered([](ir::Graph& g) {
+    for (ir::Node& n : g.nodes)
+      if (n.op == ir::Op::Conv) n.set_i("bf16_io", kernels::kBf16Dst);
+  });
+  EXPECT_NE(bits.find("bf16 storage bits disagree"), std::string::npos) << bits;
+  const std::string pool = tampered([](ir::Graph& g) {
+    for (ir::Node& n : g.nodes)
+      if (n.op == ir::Op::MaxPool) g.tensors[n.outputs[0]].dtype = ir::DType::bf16;
+  });
+  EXPECT_NE(pool.find("runs a float kernel on bfloat16 data"), std::string::npos) << pool;
+}
+
 }  // namespace
 }  // namespace systolic::testing

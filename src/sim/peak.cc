@@ -81,17 +81,14 @@ MeasuredPeak measured_peak(const std::string& precision, int threads) {
   threads = std::max(threads, 1);
   std::size_t n;
   const kernels::PeakLoop* loops = kernels::peak_loops(&n);
-  // The first available loop of the precision is its fastest instruction; but where vdpbf16ps
-  // measured slower than FMA at detection, bf16 plans run on the fp32 kernels (kernels/bconv),
-  // whose peak is then bf16's.
-  const CpuFeatures::Bf16Rate& rate = host_cpu().bf16_rate;
+  // The first available loop of the precision is its fastest instruction. Without AMX, where
+  // vdpbf16ps measured slower than FMA, bf16 plans run on the fp32 kernels (the rule the bf16
+  // kernels' choice follows), whose peak stands in below.
+  const CpuFeatures& cpu = host_cpu();
+  const bool bf16_on_fma = !cpu.amx_bf16 && cpu.bf16_rate.fma_wins();
   for (std::size_t i = 0; i < n; ++i)
-    if (loops[i].precision == want && loops[i].available(host_cpu())) {
-      if (want == "bf16" && std::string(loops[i].instruction).starts_with("vdpbf16ps") && rate.fma > 0 &&
-          rate.dpbf16ps <= rate.fma)
-        break;
+    if (loops[i].precision == want && loops[i].available(cpu) && !(want == "bf16" && bf16_on_fma))
       return {want, loops[i].instruction, measured(loops[i], threads), false};
-    }
   if (want == "fp32") return {want, kScalarFp32.instruction, measured(kScalarFp32, threads), false};
   if (want == "bf16") {
     MeasuredPeak fp32 = measured_peak("fp32", threads);

@@ -196,9 +196,9 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
           prefetch_ahead(m, r, t == t0, M, &lo, &hi);
           if (rsz == dsz) {
             prefetch_rows(a.residual, x.rs * rsz, a.dst, x.ds * dsz, lo, hi, ch0 * dsz, ch_end * dsz);
-          } else {
+          } else {  // bf16 on one side, float on the other: their byte ranges differ
             prefetch_rows(nullptr, 0, a.dst, x.ds * dsz, lo, hi, ch0 * dsz, ch_end * dsz);
-            prefetch_rows(nullptr, 0, a.residual, x.rs * rsz, lo, hi, ch0 * rsz, ch_end * rsz);
+            prefetch_rows(a.residual, x.rs * rsz, nullptr, 0, lo, hi, ch0 * rsz, ch_end * rsz);
           }
         }
         for (long pn = pn0; pn < pn1; ++pn) {

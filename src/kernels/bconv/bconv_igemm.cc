@@ -25,7 +25,7 @@ bool accepts_avx512bf16(const ConvParams& p, const CpuFeatures& cpu, std::string
   // Where measured (at detection): vdpbf16ps must beat fp32 FMA, as on AMD Zen 4/5 (twice the
   // rate), not on Intel parts that run it at half (Cooper Lake to Emerald Rapids without AMX).
   const CpuFeatures::Bf16Rate& r = cpu.bf16_rate;
-  if (r.fma > 0 && r.dpbf16ps <= r.fma) {
+  if (r.fma_wins()) {
     if (why) {
       char msg[128];
       std::snprintf(msg, sizeof msg, "vdpbf16ps measured slower than FMA here: %.0f vs %.0f GFLOP/s", r.dpbf16ps,

@@ -13,14 +13,14 @@ namespace systolic::kernels {
 constexpr long kPrefetchTiles = 3;
 
 // Prefetches pixel rows [lo, hi): bytes [b0, b1) of each residual row (stride rs bytes; none
-// when res is null) and destination row (stride ds bytes, for writing).
+// when res is null) and destination row (stride ds bytes, for writing; none when dst is null).
 inline void prefetch_rows(const void* res, long rs, const void* dst, long ds, long lo, long hi, long b0, long b1) {
   const auto* r = static_cast<const char*>(res);
   const auto* d = static_cast<const char*>(dst);
   for (long i = lo; i < hi; ++i)
     for (long b = b0; b < b1; b += 64) {
       if (r) __builtin_prefetch(r + i * rs + b, 0, 3);
-      __builtin_prefetch(d + i * ds + b, 1, 3);
+      if (d) __builtin_prefetch(d + i * ds + b, 1, 3);
     }
 }
 
