@@ -359,6 +359,12 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (!st->pool_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
       SYSTOLIC_RETURN_IF_ERROR(check_pool_step(g, n, st->pp));
+      // The float pool kernels read and write 4-byte floats: a bf16 or byte tensor here would be
+      // read past its end (uint8 pools are prepare_quantized_step's).
+      for (int id : {n.inputs[0], n.outputs[0]})
+        if (g.t(id).dtype != ir::DType::f32)
+          return Err("plan is corrupt: pool %s runs a float kernel on %s data", n.name.c_str(),
+                     ir::dtype_name(g.t(id).dtype));
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (n.op == ir::Op::Reorder && (g.t(n.inputs[0]).dtype == ir::DType::f32 || g.t(n.inputs[0]).dtype == ir::DType::u8)) {

@@ -39,11 +39,6 @@ Status check_conv_step(const ir::Graph& g, const ir::Node& n, const kernels::Con
 Status check_pool_step(const ir::Graph& g, const ir::Node& n, const kernels::PoolParams& p) {
   if (g.t(n.outputs[0]).numel() != int64_t{p.n} * p.c * p.oh * p.ow)
     return Err("plan is corrupt: pool %s does not match its output", n.name.c_str());
-  // The float pool kernels read and write 4-byte floats: a bf16 or byte tensor here would be
-  // read past its end.
-  if (g.t(n.inputs[0]).dtype != ir::DType::f32 || g.t(n.outputs[0]).dtype != ir::DType::f32)
-    return Err("plan is corrupt: pool %s runs a float kernel on %s data", n.name.c_str(),
-               ir::dtype_name(g.t(n.inputs[0]).dtype != ir::DType::f32 ? g.t(n.inputs[0]).dtype : g.t(n.outputs[0]).dtype));
   return Status::Ok();
 }
 
