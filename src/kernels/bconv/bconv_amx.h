@@ -201,20 +201,23 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
             prefetch_rows(a.residual, x.rs * rsz, nullptr, 0, lo, hi, ch0 * rsz, ch_end * rsz);
           }
         }
+        // A ragged pair (the group's last channels) starts from zero and takes the bias in the
+        // epilogue: the tile load reads whole 32-channel rows, past the end of the bias.
+        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - pn0 * NR);
+        const bool bias_in = a.bias && tiles_outer && nvalid == (pn1 - pn0) * NR;
         for (long pn = pn0; pn < pn1; ++pn) {
           const uint16_t* w = wg + pn * x.Kp * NR + k0 * NR;
           float* pt = chunks > 1 ? part + ((pn - p0) * bt + (t - t0)) * kTileFloats : part;
           if (ck > 0) amx::start<T>(pt, NR * 4);
-          else amx::start<T>(a.bias && tiles_outer ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
+          else amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
           amx::sweep<T>(reinterpret_cast<const uint8_t*>(ab + (t - t0) * MR * ld), ld * 2,
                         reinterpret_cast<const uint8_t*>(w), (k1 - k0) * 2);
           if (last) amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
           else amx::store<T>(pt, NR * 4);
         }
         if (!last) return;
-        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - pn0 * NR);
-        if (pn1 - pn0 == 2) epilogue<T, 2 * NV>(x, c, 2 * NR, m, r, ch0, nvalid, tiles_outer);
-        else epilogue<T, NV>(x, c, 2 * NR, m, r, ch0, nvalid, tiles_outer);
+        if (pn1 - pn0 == 2) epilogue<T, 2 * NV>(x, c, 2 * NR, m, r, ch0, nvalid, bias_in);
+        else epilogue<T, NV>(x, c, 2 * NR, m, r, ch0, nvalid, bias_in);
       };
       if (tiles_outer) {
         for (long t = t0; t < t1; ++t)
