@@ -6,9 +6,15 @@
 // such activation: the AMX tiles bound a bf16 ResNet-50's 1x1 convs less than the memory their
 // float activations moved.
 //
+// A max pool between such convs (ResNet's after its stem) keeps the storage: its kernel has a
+// bf16 twin (kernels/pool, exact: a maximum is one of the values), and its input and output
+// are both bf16 or both float.
+//
 // Runs after pack_weights (the kernels are chosen) and before memory_plan (sizes). A graph
-// output, and anything another op reads (a pool, an unfused Add, a view), stays float.
+// output, and anything another op reads (an average pool, an unfused Add, a view), stays float.
+#include "interp/nn_geometry.h"
 #include "kernels/conv/conv.h"
+#include "kernels/pool/pool.h"
 #include "passes/pass.h"
 
 namespace systolic::passes {
@@ -19,22 +25,45 @@ bool takes_bf16_storage(const ir::Node& n) {
   return n.op == ir::Op::Conv && n.s("kernel", "") == "conv_bf16_igemm_32x32_amx" && !n.i("src_u8", 0);
 }
 
+// The bf16 twin of a float max pool's kernel, or null.
+const kernels::PoolKernel* bf16_pool(const ir::Graph& g, const ir::Node& n, const CpuFeatures& cpu) {
+  if ((n.op != ir::Op::MaxPool && n.op != ir::Op::GlobalMaxPool) || !n.has("kernel") || n.inputs.size() != 1 ||
+      n.outputs.size() != 1 || n.outputs[0] < 0 || g.t(n.inputs[0]).dtype != ir::DType::f32)
+    return nullptr;
+  kernels::PoolParams p;
+  if (!interp::pool_geometry(n, g.t(n.inputs[0]).shape, &p).ok()) return nullptr;
+  p.bf16 = true;
+  return kernels::pool_select(p, cpu);
+}
+
 }  // namespace
 
 Status store_bf16(ir::Graph& g, PassContext& ctx) {
   if (ctx.precision != Precision::bf16 || !ctx.optimize) return Status::Ok();
   std::vector<char> ok(g.tensors.size(), 0);
-  for (const ir::Node& n : g.nodes)
-    if (takes_bf16_storage(n) && n.i("bf16_out", 0) && n.outputs.size() == 1 && n.outputs[0] >= 0) {
-      const ir::Tensor& t = g.t(n.outputs[0]);
-      ok[n.outputs[0]] = !t.is_const() && t.dtype == ir::DType::f32;
-    }
+  std::vector<const kernels::PoolKernel*> pool(g.nodes.size(), nullptr);
+  auto storable = [&](int id) { return !g.t(id).is_const() && g.t(id).dtype == ir::DType::f32; };
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    const ir::Node& n = g.nodes[k];
+    if (takes_bf16_storage(n) && n.i("bf16_out", 0) && n.outputs.size() == 1 && n.outputs[0] >= 0)
+      ok[n.outputs[0]] = storable(n.outputs[0]);
+    else if ((pool[k] = bf16_pool(g, n, ctx.cpu)))
+      ok[n.outputs[0]] = storable(n.outputs[0]);
+  }
   for (int id : g.outputs) ok[id] = 0;
-  for (const ir::Node& n : g.nodes)
-    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
-      const int id = n.inputs[i];
-      if (id >= 0 && ok[id] && !(takes_bf16_storage(n) && (i == 0 || i == 3))) ok[id] = 0;
+  // Clearing only: each round either clears a tensor or ends.
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto clear = [&](int id) {
+      if (id >= 0 && ok[id]) ok[id] = 0, changed = true;
+    };
+    for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+      const ir::Node& n = g.nodes[k];
+      for (std::size_t i = 0; i < n.inputs.size(); ++i)
+        if (!(takes_bf16_storage(n) && (i == 0 || i == 3)) && !(pool[k] && i == 0)) clear(n.inputs[i]);
+      if (pool[k] && ok[n.inputs[0]] != ok[n.outputs[0]]) clear(n.inputs[0]), clear(n.outputs[0]);
     }
+  }
   int stored = 0;
   int64_t bytes = 0;
   for (std::size_t id = 0; id < ok.size(); ++id)
@@ -42,7 +71,12 @@ Status store_bf16(ir::Graph& g, PassContext& ctx) {
   if (stored == 0) return Status::Ok();
   ctx.log += "store_bf16: " + std::to_string(stored) + " activations stored as bf16 (" + std::to_string(bytes >> 10) +
              " KiB, half their float size)\n";
-  for (ir::Node& n : g.nodes) {
+  for (std::size_t k = 0; k < g.nodes.size(); ++k) {
+    ir::Node& n = g.nodes[k];
+    if (pool[k] && ok[n.outputs[0]]) {
+      n.attrs["kernel"].str_v = pool[k]->name;
+      n.set_i("bf16_io", 1);
+    }
     if (!takes_bf16_storage(n)) continue;
     int io = 0;
     if (ok[n.inputs[0]]) io |= kernels::kBf16Src;

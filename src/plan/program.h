@@ -15,12 +15,13 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 10;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+constexpr uint32_t kPlanVersion = 11;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
                                        // 6: dynamic tail; 7: micro-batch; 8: uint8 tables, fused into int8
                                        // convs too (a binary that reads 7 would skip q_table silently); 9: int8
                                        // Winograd on AVX2 (cached int8 plans recompile to take it); 10: bf16
                                        // activations stored as bf16 (a binary that reads 9 would take them
-                                       // for floats)
+                                       // for floats); 11: max pools on bf16 storage (cached bf16 plans
+                                       // recompile to take them)
 
 struct CompileStats {
   int64_t nodes_before = 0;

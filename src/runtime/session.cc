@@ -359,12 +359,20 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const plan::P
       if (!st->pool_k) return Err("plan uses unknown kernel %s", kernel_it->second.str_v.c_str());
       SYSTOLIC_RETURN_IF_ERROR(interp::pool_geometry(n, g.t(n.inputs[0]).shape, &st->pp));
       SYSTOLIC_RETURN_IF_ERROR(check_pool_step(g, n, st->pp));
-      // The float pool kernels read and write 4-byte floats: a bf16 or byte tensor here would be
-      // read past its end (uint8 pools are prepare_quantized_step's).
+      // The pool kernels read and write 4-byte floats, or bf16 values where the plan stores
+      // them (passes/store_bf16.cc): any other tensor would be misread or read past its end
+      // (uint8 pools are prepare_quantized_step's).
+      st->pp.bf16 = n.i("bf16_io", 0) != 0;
+      const ir::DType storage = st->pp.bf16 ? ir::DType::bf16 : ir::DType::f32;
       for (int id : {n.inputs[0], n.outputs[0]})
-        if (g.t(id).dtype != ir::DType::f32)
-          return Err("plan is corrupt: pool %s runs a float kernel on %s data", n.name.c_str(),
-                     ir::dtype_name(g.t(id).dtype));
+        if (g.t(id).dtype != storage)
+          return Err(st->pp.bf16 ? "plan is corrupt: pool %s: its bf16 storage bit disagrees with its %s tensors"
+                                 : "plan is corrupt: pool %s runs a float kernel on %s data",
+                     n.name.c_str(), ir::dtype_name(g.t(id).dtype));
+      std::string why;
+      if (!st->pool_k->accepts(st->pp, host_cpu(), &why))
+        return Err("kernel %s cannot run pool %s here: %s; recompile the model", st->pool_k->name, n.name.c_str(),
+                   why.c_str());
       st->src = static_cast<const float*>(at(n.inputs[0]));
       st->dst = static_cast<float*>(at(n.outputs[0]));
     } else if (n.op == ir::Op::Reorder && (g.t(n.inputs[0]).dtype == ir::DType::f32 || g.t(n.inputs[0]).dtype == ir::DType::u8)) {

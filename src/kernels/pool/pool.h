@@ -27,11 +27,15 @@ struct PoolParams {
   int pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
   bool count_include_pad = false;
   int src_stride = 0, dst_stride = 0;  // NHWC pixel strides, 0 = dense (c)
+  // Max pools only: src and dst hold bf16 values (2 bytes each, a float's high half; a bf16
+  // plan's stored activations, passes/store_bf16.cc). Exact: a maximum is one of the values.
+  bool bf16 = false;
 };
 
 struct PoolKernel {
   const char* name;
   bool (*accepts)(const PoolParams&, const CpuFeatures&, std::string* why);
+  // With PoolParams::bf16, src and dst point at bf16 values (uint16_t).
   void (*run)(const PoolParams&, const float* src, float* dst, pthreadpool_t);
 };
 

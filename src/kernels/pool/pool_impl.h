@@ -1,7 +1,12 @@
 // NHWC max/avg pooling over a vector traits struct: channel vectors, valid-tap ranges computed
-// per output pixel (so pads cost nothing), a linear loop for global pooling.
+// per output pixel (so pads cost nothing), a linear loop for global pooling; on floats, or max
+// pools on bf16 storage (uint16_t).
 #pragma once
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "base/threadpool.h"
@@ -18,22 +23,71 @@ inline void tap_range(int base, int d, int size, int taps, int* lo, int* hi) {
   *hi = std::max(*lo, std::min(h, taps));
 }
 
+// n channels (n <= W) as a vector: floats, or bf16 storage (PoolParams::bf16) widened (a bf16
+// value is the high half of its float: exact).
+template <class T>
+inline typename T::V load(const float* q, int n) {
+  return n < T::W ? T::load_n(q, n) : T::load(q);
+}
+template <class T>
+inline typename T::V load(const uint16_t* q, int n) {
+  if constexpr (T::W == 16) {
+    const __m256i h = n < 16 ? _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), q)
+                             : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    // The all-lanes masked forms: the plain ones trip GCC 12's -Wmaybe-uninitialized.
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, h), 16));
+  } else {
+    static_assert(T::W == 8);
+    __m128i h;
+    if (n < 8) {
+      alignas(16) uint16_t b[8] = {};
+      std::memcpy(b, q, std::size_t(n) * 2);
+      h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+    } else {
+      h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+}
+// And back: a maximum of widened bf16 values is one of them, so its high half is all of it.
+template <class T>
+inline void store(float* d, typename T::V v, int n) {
+  if (n < T::W) T::store_n(d, v, n);
+  else T::store(d, v);
+}
+template <class T>
+inline void store(uint16_t* d, typename T::V v, int n) {
+  if constexpr (T::W == 16) {
+    const __m256i h = _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, _mm512_castps_si512(v), 16));
+    if (n < 16) _mm256_mask_storeu_epi16(d, __mmask16((1u << n) - 1), h);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
+  } else {
+    const __m256i w = _mm256_srli_epi32(_mm256_castps_si256(v), 16);  // 0..0xFFFF: packs exactly
+    const __m128i h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(w, w), 0x08));
+    if (n < 8) {
+      alignas(16) uint16_t b[8];
+      _mm_store_si128(reinterpret_cast<__m128i*>(b), h);
+      std::memcpy(d, b, std::size_t(n) * 2);
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), h);
+    }
+  }
+}
+
 // Channels [c, c + NB*W) of one output pixel (last vector holds `tail` lanes); `at(ky, kx)` gives
-// the source pixel of a valid tap.
-template <class T, int NB, class At>
+// the source pixel of a valid tap. E: the storage (float, or uint16_t bf16 bits).
+template <class T, int NB, class E, class At>
 inline void block(bool is_max, float scale, int c, int tail, int ky0, int ky1, int kx0, int kx1,
-                  At&& at, float* d) {
+                  At&& at, E* d) {
   using V = typename T::V;
   constexpr int W = T::W;
-  auto ld = [&](const float* q, int v) {
-    return v == NB - 1 && tail < W ? T::load_n(q + v * W, tail) : T::load(q + v * W);
-  };
+  auto ld = [&](const E* q, int v) { return load<T>(q + v * W, v == NB - 1 ? tail : W); };
   V acc[NB];
   const V init = is_max ? T::set1(-std::numeric_limits<float>::infinity()) : T::zero();
   for (int v = 0; v < NB; ++v) acc[v] = init;
   for (int ky = ky0; ky < ky1; ++ky)
     for (int kx = kx0; kx < kx1; ++kx) {
-      const float* s = at(ky, kx) + c;
+      const E* s = at(ky, kx) + c;
       if (is_max) {
 #pragma GCC unroll 4
         for (int v = 0; v < NB; ++v) acc[v] = T::max(acc[v], ld(s, v));
@@ -46,22 +100,21 @@ inline void block(bool is_max, float scale, int c, int tail, int ky0, int ky1, i
 #pragma GCC unroll 4
   for (int v = 0; v < NB; ++v) {
     const V x = is_max ? acc[v] : T::mul(acc[v], vs);
-    if (v == NB - 1 && tail < W) T::store_n(d + c + v * W, x, tail);
-    else T::store(d + c + v * W, x);
+    store<T>(d + c + v * W, x, v == NB - 1 ? tail : W);
   }
 }
 
-template <class T, class At>
+template <class T, class E, class At>
 inline void channels(bool is_max, float scale, int c0, int c1, int ky0, int ky1, int kx0, int kx1,
-                     At&& at, float* d) {
+                     At&& at, E* d) {
   constexpr int W = T::W, NB = 4;
   int c = c0;
   for (; c + NB * W <= c1; c += NB * W) block<T, NB>(is_max, scale, c, W, ky0, ky1, kx0, kx1, at, d);
   for (; c < c1; c += W) block<T, 1>(is_max, scale, c, std::min(W, c1 - c), ky0, ky1, kx0, kx1, at, d);
 }
 
-template <class T>
-void run(const PoolParams& p, const float* src, float* dst, pthreadpool_t pool) {
+template <class T, class E>
+void run(const PoolParams& p, const E* src, E* dst, pthreadpool_t pool) {
   const long ss = p.src_stride ? p.src_stride : p.c, ds = p.dst_stride ? p.dst_stride : p.c;
   const bool is_max = p.kind == PoolKind::max;
   const long pixels = long(p.n) * p.oh * p.ow;
@@ -71,8 +124,8 @@ void run(const PoolParams& p, const float* src, float* dst, pthreadpool_t pool) 
                       p.pad_l == 0 && p.dh == 1 && p.dw == 1;
   // One output pixel, channels [c0, c0 + cn).
   auto pixel = [&](long pix, int n, int oy, int ox, int c0, int cn) {
-    float* d = dst + pix * ds;
-    const float* img = src + long(n) * p.ih * p.iw * ss;
+    E* d = dst + pix * ds;
+    const E* img = src + long(n) * p.ih * p.iw * ss;
     if (global) {  // one linear run over the image's pixels
       const float scale = 1.f / float(long(p.ih) * p.iw);
       channels<T>(is_max, scale, c0, c0 + cn, 0, 1, 0, p.ih * p.iw, [&](int, int i) { return img + long(i) * ss; }, d);

@@ -68,7 +68,7 @@ void pool_max_indices_ref_nchw(const PoolParams& p, const float* src, float* dst
 namespace {
 
 bool ref_accepts(const PoolParams& p, const CpuFeatures&, std::string* why) {
-  return pool_well_formed(p, why);
+  return pool_storage(p, false, why) && pool_well_formed(p, why);
 }
 
 void ref_run(const PoolParams& p, const float* src, float* dst, pthreadpool_t pool) {

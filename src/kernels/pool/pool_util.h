@@ -22,4 +22,12 @@ inline bool pool_well_formed(const PoolParams& p, std::string* why) {
   return true;
 }
 
+// The float kernels take float storage; the bf16 ones bf16 storage, for max pools only (an
+// average would round).
+inline bool pool_storage(const PoolParams& p, bool bf16, std::string* why) {
+  if (p.bf16 != bf16) return pool_reject(why, bf16 ? "bf16 storage only" : "float storage only");
+  if (bf16 && p.kind != PoolKind::max) return pool_reject(why, "bf16 storage for max pools only");
+  return true;
+}
+
 }  // namespace systolic::kernels

@@ -1,8 +1,10 @@
-// Every pool kernel in pool.inc against pool_ref_nchw: max/avg, pads, dilation, global, strides.
+// Every pool kernel in pool.inc against pool_ref_nchw: max/avg, pads, dilation, global, strides,
+// and max pools on bf16 storage.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <set>
 #include <vector>
@@ -19,6 +21,11 @@ struct Shape {
   int pt = 0, pl = 0, pb = 0, pr = 0;
 };
 
+int& bf16_runs() {
+  static int n = 0;
+  return n;
+}
+
 PoolParams make(const Shape& s, PoolKind kind, bool include_pad) {
   PoolParams p;
   p.kind = kind, p.count_include_pad = include_pad;
@@ -30,7 +37,65 @@ PoolParams make(const Shape& s, PoolKind kind, bool include_pad) {
   return p;
 }
 
-// Runs every accepting kernel for max, avg and avg-with-pad; src/dst slices when pad > 0.
+uint16_t bf16_of(float x) {  // x's high half, rounded to nearest even (x finite)
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return uint16_t((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
+}
+
+float float_of(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float x;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// The max pool on bf16 storage (PoolParams::bf16): each kernel that takes it gives exactly the
+// reference's maxima of the bf16 values, and writes nothing outside the dst slice. Every float
+// kernel refuses bf16 storage, and every bf16 kernel floats and averages.
+void check_bf16(PoolParams p, const std::vector<float>& src_nchw, int slice_pad, pthreadpool_t pool) {
+  std::vector<float> rounded(src_nchw.size()), want(std::size_t(p.n) * p.c * p.oh * p.ow);
+  for (std::size_t i = 0; i < rounded.size(); ++i) rounded[i] = float_of(bf16_of(src_nchw[i]));
+  PoolParams f = p;
+  f.src_stride = f.dst_stride = 0;
+  pool_ref_nchw(f, rounded.data(), want.data());
+  p.bf16 = true;
+  const int ihw = p.ih * p.iw, ohw = p.oh * p.ow;
+  const long ss = p.src_stride ? p.src_stride : p.c, ds = p.dst_stride ? p.dst_stride : p.c;
+  std::vector<uint16_t> snhwc(std::size_t(p.n) * ihw * ss, 0x7FC1);  // a NaN outside the slice
+  for (int n = 0; n < p.n; ++n)
+    for (int c = 0; c < p.c; ++c)
+      for (int q = 0; q < ihw; ++q)
+        snhwc[(long(n) * ihw + q) * ss + slice_pad + c] = bf16_of(rounded[(long(n) * p.c + c) * ihw + q]);
+  std::size_t count;
+  const PoolKernel* all = pool_kernels(&count);
+  for (std::size_t k = 0; k < count; ++k) {
+    const bool bf16_kernel = std::string(all[k].name).starts_with("pool_bf16_");
+    PoolParams avg = p, flt = p;
+    avg.kind = PoolKind::avg;
+    flt.bf16 = false;
+    EXPECT_FALSE(all[k].accepts(avg, host_cpu(), nullptr)) << all[k].name << " took a bf16 average";
+    if (bf16_kernel) EXPECT_FALSE(all[k].accepts(flt, host_cpu(), nullptr)) << all[k].name << " took floats";
+    if (!all[k].accepts(p, host_cpu(), nullptr)) continue;
+    EXPECT_TRUE(bf16_kernel) << all[k].name << " took bf16 storage";
+    std::vector<uint16_t> dst(std::size_t(p.n) * ohw * ds, 0xABCD);
+    all[k].run(p, reinterpret_cast<const float*>(snhwc.data() + slice_pad), reinterpret_cast<float*>(dst.data()), pool);
+    int bad = 0, outside = 0;
+    for (int n = 0; n < p.n; ++n)
+      for (int q = 0; q < ohw; ++q)
+        for (long c = 0; c < ds; ++c) {
+          const uint16_t got = dst[(long(n) * ohw + q) * ds + c];
+          if (c >= p.c) outside += got != 0xABCD;
+          else bad += got != bf16_of(want[(long(n) * p.c + c) * ohw + q]);
+        }
+    EXPECT_EQ(bad, 0) << all[k].name << " c=" << p.c << " k=" << p.kh << "x" << p.kw << " s" << p.sh;
+    EXPECT_EQ(outside, 0) << all[k].name << " wrote outside the dst slice";
+    ++bf16_runs();
+  }
+}
+
+// Runs every accepting kernel for max, avg and avg-with-pad (and bf16 max); src/dst slices when
+// pad > 0.
 void check(const Shape& s, int slice_pad = 0, int threads = 1) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -75,6 +140,7 @@ void check(const Shape& s, int slice_pad = 0, int threads = 1) {
       EXPECT_EQ(bad, 0) << all[k].name << " c=" << p.c << " k=" << p.kh << "x" << p.kw << " s"
                         << p.sh << " kind=" << int(kind) << " include_pad=" << inc;
     }
+    if (kind == PoolKind::max) check_bf16(p, src, slice_pad, pool.get());
   }
 }
 
@@ -87,6 +153,14 @@ TEST(Pool, Shapes) {
   check({.c = 19, .ih = 10, .iw = 11, .kh = 3, .kw = 2, .s = 3, .pt = 0, .pl = 1, .pb = 2, .pr = 0});
   check({.c = 33, .ih = 11, .iw = 9, .kh = 3, .kw = 3, .s = 1, .d = 2, .pt = 2, .pl = 1, .pb = 1, .pr = 2});
   check({.c = 9, .ih = 4, .iw = 4, .kh = 5, .kw = 5, .s = 1, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+}
+
+// The bf16 max pools ran (where AVX2 is: the pool step of a bf16 plan with bf16 storage).
+TEST(Pool, Bf16StorageRan) {
+  if (!host_cpu().avx2) GTEST_SKIP() << "the bf16 pool kernels need AVX2";
+  bf16_runs() = 0;
+  check({.c = 70, .ih = 9, .iw = 8, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1}, 2);
+  EXPECT_GE(bf16_runs(), 1);
 }
 
 TEST(Pool, Global) {
