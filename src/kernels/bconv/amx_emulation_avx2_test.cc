@@ -58,6 +58,6 @@ bool accepts_emulated(const ConvParams& p, const CpuFeatures& cpu, std::string* 
 
 extern const ConvKernel conv_bf16_igemm_32x32_amxemulated_avx2 = {
     "conv_bf16_igemm_32x32_amxemulated_avx2", accepts_emulated, bamx::packed_floats, bigemm::pack<bamx::NR>,
-    bigemm::workspace_bytes, run_emulated};
+    bamx::workspace_bytes, run_emulated};
 
 }  // namespace systolic::kernels

@@ -31,6 +31,37 @@ constexpr long kWholeWeightBytes = 32 * 1024, kTilesOuterWeightBytes = 64 * 1024
 // The shared K2 layout (in 4-byte words), plus slack for the last panel's final K step.
 inline std::size_t packed_floats(const ConvParams& p) { return bigemm::packed_floats<NR>(p) + KT / 2 * NR; }
 
+// Stride-1 convs of several taps over whole 32-channel K steps run on "shifted" tiles: the
+// source is copied once into a zero-padded bf16 image (the workspace), and output q of the
+// padded grid (pitch Wp) reads padded pixel q + ky * Wp + kx for tap (ky, kx), so each tap's
+// A tiles load in place, 16 consecutive padded pixels a tile. That replaces the window gather
+// (for a 3x3 conv, 9 copies of every source value a run) with one copy; the price is the
+// padded grid's rows and columns that are no output, computed and dropped: a grid under
+// kShiftedWaste times the output.
+struct Shifted {
+  long hp, wp;   // the padded image: (oh + kh - 1) x (ow + kw - 1) pixels
+  long grid;     // n * hp * wp: the outputs' grid, in tiles of MR
+  long pixels;   // the workspace's pixels: the grid, plus what the last tile's taps read past it
+};
+constexpr double kShiftedWaste = 1.35;
+inline bool shifted(const ConvParams& p, Shifted* s = nullptr) {
+  const long icg = p.ic / p.groups;
+  if (p.groups != 1 || p.sh != 1 || p.sw != 1 || p.dh != 1 || p.dw != 1 || p.kh * p.kw < 2 || icg % KT != 0)
+    return false;
+  Shifted t;
+  t.hp = p.oh + p.kh - 1, t.wp = p.ow + p.kw - 1;
+  t.grid = long(p.n) * t.hp * t.wp;
+  t.pixels = (t.grid + MR - 1) / MR * MR + (p.kh - 1) * t.wp + p.kw - 1;
+  if (double(t.hp) * t.wp > kShiftedWaste * p.oh * p.ow) return false;
+  if (s) *s = t;
+  return true;
+}
+
+inline std::size_t workspace_bytes(const ConvParams& p) {
+  Shifted s;
+  return shifted(p, &s) ? std::size_t(s.pixels) * (p.ic / p.groups) * 2 : 0;
+}
+
 namespace {
 
 // n lanes of bf16 storage as floats (a bf16 value is the high half of its float), and back: the
@@ -127,6 +158,116 @@ void epilogue(const bigemm::Ctx& x, const float* c, long ldc, long m, int rows, 
   }
 }
 
+// The padded bf16 image of shifted(): the source's rows at (pad_t, pad_l), zeros around them
+// (also past the last image, where the last tiles' taps read), one task per padded row.
+template <class T>
+void pad_source(const bigemm::Ctx& x, const Shifted& s, uint16_t* img, pthreadpool_t pool) {
+  const ConvParams& p = x.p;
+  const long icg = x.icg, row = s.wp * icg;
+  const long rows = long(p.n) * s.hp;
+  const auto* src16 = reinterpret_cast<const uint16_t*>(x.a.src);
+  const bool stored = p.bf16_io & kBf16Src;
+  // The source pixels of a padded row: those inside both the image and the padded width.
+  const int x0 = std::max(0, p.pad_l), c0 = std::max(0, -p.pad_l);  // padded column, source column
+  const int w = std::max(0, std::min<int>(p.iw - c0, int(s.wp) - x0));
+  auto task = [&](std::size_t r) {
+    uint16_t* d = img + long(r) * row;
+    if (long(r) == rows) {  // past the last image
+      std::memset(d, 0, std::size_t(s.pixels - s.grid) * icg * 2);
+      return;
+    }
+    const long n = long(r) / s.hp, iy = long(r) % s.hp - p.pad_t;
+    if (iy < 0 || iy >= p.ih || w == 0) {
+      std::memset(d, 0, std::size_t(row) * 2);
+      return;
+    }
+    std::memset(d, 0, std::size_t(x0) * icg * 2);
+    const long at = ((n * p.ih + iy) * p.iw + c0) * x.ss;
+    if (x.ss == icg) {
+      if (stored) bigemm::copy16<T>(src16 + at, d + x0 * icg, int(w * icg));
+      else T::to_bf16(x.a.src + at, d + x0 * icg, int(w * icg));
+    } else {
+      for (int i = 0; i < w; ++i)
+        if (stored) bigemm::copy16<T>(src16 + at + i * x.ss, d + (x0 + i) * icg, int(icg));
+        else T::to_bf16(x.a.src + at + i * x.ss, d + (x0 + i) * icg, int(icg));
+    }
+    std::memset(d + (x0 + w) * icg, 0, std::size_t(s.wp - x0 - w) * icg * 2);
+  };
+  pthreadpool_parallelize_1d(pool, task, std::size_t(rows + 1), kPoolFlags);
+}
+
+// shifted()'s run: tiles of MR grid outputs, each over every tap in place, panels in pairs,
+// the whole window in one K sweep (the accumulators stay in the tiles), then the epilogue of
+// the tile's rows that are outputs, a run of consecutive pixels at a time.
+template <class T>
+void run_shifted(bigemm::Ctx& x, const Shifted& s, pthreadpool_t pool) {
+  using bigemm::ceil_div;
+  constexpr int NV = NR / T::W;
+  const ConvParams& p = x.p;
+  const ConvArgs& a = x.a;
+  uint16_t* img = reinterpret_cast<uint16_t*>(a.workspace);
+  pad_source<T>(x, s, img, pool);
+  const long tiles = ceil_div(s.grid, MR), plane = s.hp * s.wp;
+  const long icg = x.icg;
+  // Tasks: about 4 a thread, over tiles, and over panel pairs where the tiles are few.
+  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
+  const long pairs = ceil_div(x.panels_g, 2);
+  const long want = threads > 1 ? 4 * threads : 1;
+  const long pgroups = std::min(pairs, ceil_div(want, tiles));
+  const long pp = ceil_div(pairs, pgroups);  // pairs a task
+  const long bt = std::max<long>(1, std::min<long>(16, tiles / ceil_div(want, pgroups)));
+  const long mblocks = ceil_div(tiles, bt);
+  auto task = [&](std::size_t mb, std::size_t pg) {
+    const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
+    const long q0 = long(pg) * pp, q1 = std::min(pairs, q0 + pp);
+    alignas(64) float c[2 * MR * NR];  // a pair of panels' sums, 64 channels a row
+    T::config();
+    for (long t = t0; t < t1; ++t) {
+      const long q = t * MR;  // the tile's first grid output
+      // Its rows that are outputs, as runs of consecutive pixels: (row in the tile, pixel, count).
+      struct Run { int r; long m; int len; };
+      Run runs[MR];
+      int nruns = 0;
+      for (int r = 0; r < MR;) {
+        const long g = q + r, n = g / plane, y = (g % plane) / s.wp, xx = g % s.wp;
+        if (n >= p.n || y >= p.oh || xx >= p.ow) {
+          ++r;
+          continue;
+        }
+        const int len = int(std::min<long>(MR - r, p.ow - xx));
+        runs[nruns++] = {r, (n * p.oh + y) * p.ow + xx, len};
+        r += len;
+      }
+      if (nruns == 0) continue;
+      for (long pr = q0; pr < q1; ++pr) {
+        const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, x.panels_g);
+        const long ch0 = pn0 * NR;
+        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - ch0);
+        const bool bias_in = a.bias && nvalid == (pn1 - pn0) * NR;  // see run(): whole rows only
+        for (long pn = pn0; pn < pn1; ++pn) {
+          amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
+          const uint16_t* w = reinterpret_cast<const uint16_t*>(a.weights) + pn * x.Kp * NR;
+          for (int ky = 0; ky < p.kh; ++ky)
+            for (int kx = 0; kx < p.kw; ++kx) {
+              const uint16_t* at = img + (q + ky * s.wp + kx) * icg;
+              amx::sweep<T>(reinterpret_cast<const uint8_t*>(at), icg * 2, reinterpret_cast<const uint8_t*>(w),
+                            icg * 2);
+              w += icg * NR;
+            }
+          amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
+        }
+        for (int k = 0; k < nruns; ++k) {
+          const float* cr = c + runs[k].r * 2 * NR;
+          if (pn1 - pn0 == 2) epilogue<T, 2 * NV>(x, cr, 2 * NR, runs[k].m, runs[k].len, ch0, nvalid, bias_in);
+          else epilogue<T, NV>(x, cr, 2 * NR, runs[k].m, runs[k].len, ch0, nvalid, bias_in);
+        }
+      }
+    }
+    T::release();
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(pgroups), kPoolFlags);
+}
+
 template <class T>
 void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   using bigemm::ceil_div;
@@ -142,6 +283,8 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   x.panels_g = int(ceil_div(x.ocg, NR));
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, 2) * 2;             // the packing's K (panel length)
+  Shifted sh;
+  if (a.workspace && shifted(p, &sh)) return run_shifted<T>(x, sh, pool);
   const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);

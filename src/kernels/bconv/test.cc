@@ -17,6 +17,7 @@
 #include "base/cpu.h"
 #include "base/threadpool.h"
 #include "kernels/bconv/bconv.h"
+#include "kernels/bconv/bconv_amx.h"
 
 namespace systolic::kernels {
 
@@ -309,6 +310,8 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
       {{.n = 1, .ic = 64, .ih = 10, .iw = 10, .oc = 64, .kh = 1, .kw = 1, .s = 2}, 0, 0, 0, Act::relu},
       {{.n = 1, .ic = 32, .ih = 8, .iw = 8, .oc = 48, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
        0, 0, 0, Act::sigmoid},  // not vectorized: applied to the row, then stored
+      {{.n = 2, .ic = 64, .ih = 14, .iw = 14, .oc = 72, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+       32, 3, 5, Act::relu},  // shifted tiles (bamx::shifted) over a strided source
   };
   std::vector<const ConvKernel*> kernels;
   std::size_t count;
@@ -341,6 +344,8 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
       kp->pack(p, w.data(), packed.data());
       ThreadPool pool = make_thread_pool(2);
       ConvArgs a;
+      std::vector<float> work(kp->workspace_bytes(p) / 4 + 1);
+      a.workspace = work.data();
       a.weights = packed.data(), a.bias = bias.data();
       a.epilogue.act = c.act, a.epilogue.round_bf16 = true;
       std::vector<float> want(out_px * ds, -7.f);
@@ -377,6 +382,38 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
     for (std::size_t k = 0; k < n32; ++k) EXPECT_FALSE(all[k].accepts(stored, host_cpu(), nullptr)) << all[k].name;
   }
   EXPECT_GE(ran, int(std::size(cases)));  // the emulated AMX driver at least, everywhere
+}
+
+// The AMX driver's shifted tiles (stride-1 convs over whole 32-channel steps: every tap's A
+// tiles read in place from a padded copy of the source): pads of every side, wide windows, a
+// single row of taps, ragged output channels, slices, residuals and threads, against the
+// reference; the grid's dropped rows and columns must leave the slices' other channels alone.
+TEST(Bf16Conv, ShiftedTiles) {
+  const Shape shapes[] = {
+      {.n = 2, .ic = 32, .ih = 14, .iw = 15, .oc = 70, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+      {.ic = 64, .ih = 20, .iw = 17, .oc = 33, .kh = 3, .kw = 3, .pt = 0, .pl = 2, .pb = 1, .pr = 0},
+      {.n = 2, .ic = 32, .ih = 30, .iw = 28, .oc = 32, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2},
+      {.ic = 96, .ih = 6, .iw = 30, .oc = 48, .kh = 1, .kw = 3, .pl = 1, .pr = 1},
+      {.n = 3, .ic = 32, .ih = 16, .iw = 16, .oc = 64, .kh = 3, .kw = 3},
+  };
+  ran_names().clear();
+  for (const Shape& sh : shapes) {
+    EXPECT_TRUE(bamx::shifted(make(sh))) << sh.ic << " " << sh.ih << "x" << sh.iw;
+    check(sh, {.ep = {Act::relu, 0.f, 0.f, true}});
+    check(sh, {.ep = {Act::none, 0.f, 0.f, true}, .residual = true, .src_pad = 3, .dst_pad = 2, .res_pad = 5,
+               .threads = 2});
+  }
+  // Not shifted: strided, dilated, a channel count off the 32-element step, a grid mostly padding.
+  EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3, .s = 2})));
+  EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3, .d = 2})));
+  EXPECT_FALSE(bamx::shifted(make({.ic = 48, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3})));
+  EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 7, .iw = 7, .oc = 64, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1})));
+  if (host_cpu().has_avx2_fma()) {
+    EXPECT_TRUE(ran_names().count("conv_bf16_igemm_32x32_amxemulated_avx2"));
+  }
+  if (host_cpu().amx_bf16) {
+    EXPECT_TRUE(ran_names().count("conv_bf16_igemm_32x32_amx"));
+  }
 }
 
 // The comparison must be able to fail: one bf16 step too many is caught.
