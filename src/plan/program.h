@@ -15,13 +15,16 @@
 
 namespace systolic::plan {
 
-constexpr uint32_t kPlanVersion = 11;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
+constexpr uint32_t kPlanVersion = 12;  // 2: word-wise checksum; 3: image preprocessing; 4: quantization; 5: bf16;
                                        // 6: dynamic tail; 7: micro-batch; 8: uint8 tables, fused into int8
                                        // convs too (a binary that reads 7 would skip q_table silently); 9: int8
                                        // Winograd on AVX2 (cached int8 plans recompile to take it); 10: bf16
                                        // activations stored as bf16 (a binary that reads 9 would take them
                                        // for floats); 11: max pools on bf16 storage (cached bf16 plans
-                                       // recompile to take them)
+                                       // recompile to take them); 12: the AMX bf16 kernel packs an image
+                                       // stem's weights for its space-to-depth form
+// The oldest plan format this binary reads: 11's AMX bf16 stems were packed for the window gather.
+constexpr uint32_t kOldestPlanVersion = 12;
 
 struct CompileStats {
   int64_t nodes_before = 0;

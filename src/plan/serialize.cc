@@ -274,9 +274,12 @@ Expected<std::shared_ptr<Program>> load_program_bytes(std::string_view bytes) {
     return Err("not a systolic plan (bad magic)");
   Reader r{bytes, 8};
   const uint32_t version = r.pod<uint32_t>();
-  if (version != kPlanVersion && version != kPlanVersion - 1)
-    return Err("plan format version %u, this systolic reads versions %u and %u; recompile the model", version,
-               kPlanVersion - 1, kPlanVersion);
+  if (version < kOldestPlanVersion || version > kPlanVersion) {
+    if (kOldestPlanVersion == kPlanVersion)
+      return Err("plan format version %u, this systolic reads version %u; recompile the model", version, kPlanVersion);
+    return Err("plan format version %u, this systolic reads versions %u to %u; recompile the model", version,
+               kOldestPlanVersion, kPlanVersion);
+  }
   r.version = version;
   uint64_t stored = 0;
   if (bytes.size() < 20) return Err("plan file is truncated or corrupt");

@@ -111,10 +111,12 @@ TEST(PlanFile, RefusesOtherVersionsAndDamage) {
   ASSERT_TRUE(p.ok());
   std::string bytes = plan::serialize_program(**p);
   std::string other = bytes;
-  other[8] = static_cast<char>(plan::kPlanVersion + 1);
-  auto v = plan::load_program_bytes(other);
-  ASSERT_FALSE(v.ok());
-  EXPECT_NE(v.status().message().find("version"), std::string::npos);
+  for (uint32_t version : {plan::kPlanVersion + 1, plan::kOldestPlanVersion - 1}) {
+    other[8] = static_cast<char>(version);
+    auto v = plan::load_program_bytes(other);
+    ASSERT_FALSE(v.ok()) << version;
+    EXPECT_NE(v.status().message().find("version"), std::string::npos);
+  }
   for (std::size_t cut : {std::size_t{4}, bytes.size() / 3, bytes.size() - 1}) {
     auto t = plan::load_program_bytes(bytes.substr(0, cut));
     EXPECT_FALSE(t.ok()) << cut;

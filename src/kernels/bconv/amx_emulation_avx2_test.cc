@@ -57,7 +57,7 @@ bool accepts_emulated(const ConvParams& p, const CpuFeatures& cpu, std::string* 
 }  // namespace
 
 extern const ConvKernel conv_bf16_igemm_32x32_amxemulated_avx2 = {
-    "conv_bf16_igemm_32x32_amxemulated_avx2", accepts_emulated, bamx::packed_floats, bigemm::pack<bamx::NR>,
+    "conv_bf16_igemm_32x32_amxemulated_avx2", accepts_emulated, bamx::packed_floats, bamx::pack,
     bamx::workspace_bytes, run_emulated};
 
 }  // namespace systolic::kernels

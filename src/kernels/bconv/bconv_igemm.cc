@@ -64,7 +64,7 @@ bool accepts_avx512bf16_64(const ConvParams& p, const CpuFeatures& cpu, std::str
 }  // namespace
 
 extern const ConvKernel conv_bf16_igemm_32x32_amx = {
-    "conv_bf16_igemm_32x32_amx", accepts_amx, bamx::packed_floats, bigemm::pack<bamx::NR>, bamx::workspace_bytes,
+    "conv_bf16_igemm_32x32_amx", accepts_amx, bamx::packed_floats, bamx::pack, bamx::workspace_bytes,
     bconv_igemm_32x32_amx_run};
 
 extern const ConvKernel conv_bf16_igemm_6x64_avx512bf16 = {

@@ -31,7 +31,7 @@ bool bconv_amx_self_test() {
   for (auto& v : bias) v = d(rng);
   std::vector<float> got(long(p.oh) * p.ow * p.oc), want(got.size());
   std::vector<float> wa(bamx::packed_floats(p)), wr(conv_bf16_ref.packed_floats(p));
-  bigemm::pack<bamx::NR>(p, w.data(), wa.data());
+  bamx::pack(p, w.data(), wa.data());
   conv_bf16_ref.pack(p, w.data(), wr.data());
   ConvArgs a;
   a.src = src.data(), a.bias = bias.data();

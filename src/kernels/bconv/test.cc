@@ -312,6 +312,8 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
        0, 0, 0, Act::sigmoid},  // not vectorized: applied to the row, then stored
       {{.n = 2, .ic = 64, .ih = 14, .iw = 14, .oc = 72, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
        32, 3, 5, Act::relu},  // shifted tiles (bamx::shifted) over a strided source
+      {{.ic = 3, .ih = 40, .iw = 40, .oc = 64, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3},
+       1, 0, 0, Act::relu},  // a space-to-depth stem over a strided source
   };
   std::vector<const ConvKernel*> kernels;
   std::size_t count;
@@ -328,7 +330,7 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
     const long ss = p.src_stride ? p.src_stride : p.ic, ds = p.dst_stride ? p.dst_stride : p.oc;
     const long rs = p.res_stride ? p.res_stride : p.oc;
     const long in_px = long(p.n) * p.ih * p.iw, out_px = long(p.n) * p.oh * p.ow;
-    std::vector<float> src = random(in_px * ss, 1), res = random(out_px * rs, 2), w = random(long(p.oc) * p.ic * 9, 3);
+    std::vector<float> src = random(in_px * ss, 1), res = random(out_px * rs, 2), w = random(long(p.oc) * p.ic * p.kh * p.kw, 3);
     std::vector<float> bias = random(p.oc, 4);
     for (float& v : src) v = round_bf16(v);
     for (float& v : res) v = round_bf16(v);
@@ -384,10 +386,11 @@ TEST(Bf16Conv, StorageAsBf16GivesTheSameValues) {
   EXPECT_GE(ran, int(std::size(cases)));  // the emulated AMX driver at least, everywhere
 }
 
-// The AMX driver's shifted tiles (stride-1 convs over whole 32-channel steps: every tap's A
-// tiles read in place from a padded copy of the source): pads of every side, wide windows, a
-// single row of taps, ragged output channels, slices, residuals and threads, against the
-// reference; the grid's dropped rows and columns must leave the slices' other channels alone.
+// The AMX driver's shifted tiles (stride-1 convs over whole 32-channel steps, and image stems
+// in space-to-depth form: every tap's A tiles read in place from a padded copy of the source):
+// pads of every side, wide windows, a single row of taps, ragged output channels, slices,
+// residuals and threads, against the reference; the grid's dropped rows and columns must leave
+// the slices' other channels alone.
 TEST(Bf16Conv, ShiftedTiles) {
   const Shape shapes[] = {
       {.n = 2, .ic = 32, .ih = 14, .iw = 15, .oc = 70, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
@@ -395,6 +398,10 @@ TEST(Bf16Conv, ShiftedTiles) {
       {.n = 2, .ic = 32, .ih = 30, .iw = 28, .oc = 32, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2},
       {.ic = 96, .ih = 6, .iw = 30, .oc = 48, .kh = 1, .kw = 3, .pl = 1, .pr = 1},
       {.n = 3, .ic = 32, .ih = 16, .iw = 16, .oc = 64, .kh = 3, .kw = 3},
+      // Image stems in space-to-depth form: 7x7, 3x3 over one channel, 5x5 over four, odd pads.
+      {.n = 2, .ic = 3, .ih = 60, .iw = 57, .oc = 40, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3},
+      {.ic = 1, .ih = 40, .iw = 41, .oc = 16, .kh = 3, .kw = 3, .s = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1},
+      {.ic = 4, .ih = 33, .iw = 36, .oc = 33, .kh = 5, .kw = 5, .s = 2, .pt = 2, .pl = 1, .pb = 1, .pr = 2},
   };
   ran_names().clear();
   for (const Shape& sh : shapes) {
@@ -403,11 +410,13 @@ TEST(Bf16Conv, ShiftedTiles) {
     check(sh, {.ep = {Act::none, 0.f, 0.f, true}, .residual = true, .src_pad = 3, .dst_pad = 2, .res_pad = 5,
                .threads = 2});
   }
-  // Not shifted: strided, dilated, a channel count off the 32-element step, a grid mostly padding.
+  // Not shifted: strided, dilated, a channel count off the 32-element step, a grid mostly padding,
+  // a strided conv of more than 4 channels.
   EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3, .s = 2})));
   EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3, .d = 2})));
   EXPECT_FALSE(bamx::shifted(make({.ic = 48, .ih = 30, .iw = 30, .oc = 64, .kh = 3, .kw = 3})));
   EXPECT_FALSE(bamx::shifted(make({.ic = 64, .ih = 7, .iw = 7, .oc = 64, .kh = 3, .kw = 3, .pt = 1, .pl = 1, .pb = 1, .pr = 1})));
+  EXPECT_FALSE(bamx::shifted(make({.ic = 8, .ih = 60, .iw = 60, .oc = 64, .kh = 7, .kw = 7, .s = 2, .pt = 3, .pl = 3, .pb = 3, .pr = 3})));
   if (host_cpu().has_avx2_fma()) {
     EXPECT_TRUE(ran_names().count("conv_bf16_igemm_32x32_amxemulated_avx2"));
   }
