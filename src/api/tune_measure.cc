@@ -14,7 +14,9 @@
 
 #include "api/multi_instance.h"
 #include "interp/nn_geometry.h"
+#include "kernels/bconv/bconv.h"
 #include "kernels/conv/conv.h"
+#include "kernels/qconv/qconv.h"
 
 namespace systolic::api {
 namespace {
@@ -67,8 +69,16 @@ Footprint estimate_footprint(const plan::Program& p) {
     auto k = n.attrs.find("kernel");
     kernels::ConvParams cp;
     if (n.op != ir::Op::Conv || k == n.attrs.end() || !interp::decode_conv_params(n.ints("conv_params"), &cp)) continue;
-    if (const kernels::ConvKernel* ck = kernels::conv_find(k->second.str_v))
-      workspace = std::max(workspace, static_cast<int64_t>(ck->workspace_bytes(cp)));
+    const std::string& name = k->second.str_v;
+    const kernels::ConvKernel* ck = kernels::conv_find(name);
+    if (!ck) ck = kernels::bconv_find(name);
+    if (ck) workspace = std::max(workspace, static_cast<int64_t>(ck->workspace_bytes(cp)));
+    if (const kernels::QConvKernel* qk = kernels::qconv_find(name)) {
+      kernels::QConvParams qp;
+      qp.conv = cp;
+      qp.out_f32 = static_cast<int>(n.i("q_out_f32", 0));
+      workspace = std::max(workspace, static_cast<int64_t>(qk->workspace_bytes(qp)));
+    }
   }
   auto round64 = [](int64_t b) { return (b + 63) / 64 * 64; };
   int64_t io = 0;

@@ -15,9 +15,9 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <vector>
 
 #include "kernels/amx_block.h"
+#include "kernels/amx_shifted.h"
 #include "kernels/bconv/bconv_igemm.h"
 #include "kernels/gemm/prefetch_rows.h"
 
@@ -29,85 +29,24 @@ constexpr int MR = 32, NR = 32, KT = 32;  // the block of amx_block.h (K in bf16
 // one tile per gathered block). Tiles-outer order (below) up to twice the vector drivers' weights.
 constexpr long kWholeWeightBytes = 32 * 1024, kTilesOuterWeightBytes = 64 * 1024;
 
-// Stride-1 convs of several taps over whole 32-channel K steps run on "shifted" tiles: the
-// source is copied once into a zero-padded bf16 image (the workspace), and output q of the
-// padded grid (pitch wp) reads padded pixel q + ky * wp + kx for tap (ky, kx), so each tap's
-// A tiles load in place, 16 consecutive padded pixels a tile. That replaces the window gather
-// (for a 3x3 conv, 9 copies of every source value a run) with one copy; the price is the
-// padded grid's rows and columns that are no output, computed and dropped: a grid under
-// kShiftedWaste times the output.
-//
-// An image stem (stride 2, at most 4 channels: ResNet's 7x7 over RGB) runs the same way on
-// its space-to-depth form: padded pixel (Y, X) holds the 2x2 source pixels (2Y + sy, 2X + sx)
-// of the padded image, 4 channels each (16), and the conv becomes a stride-1 conv of
-// ceil(kh/2) x ceil(kw/2) taps (kw's rounded up to even) over it, its weights rearranged to
-// match (zeros where the 7x7 window ends); a 32-element K step spans two taps side by side,
-// so its tile rows of 64 bytes overlap by half. A window gather of 147 values a pixel became
-// one pass over the image.
-struct Shifted {
-  int pc;       // channels a padded pixel holds: the conv's, or 16 (space-to-depth)
-  int kh, kw;   // the stride-1 conv's taps over the padded image
-  int tx;       // taps a 32-element K step spans: 1, or 2 (space-to-depth)
-  bool s2d;
-  long hp, wp;  // the padded image: (oh + kh - 1) x (ow + kw - 1) pixels
-  long grid;    // n * hp * wp: the outputs' grid, in tiles of MR
-  long pixels;  // the workspace's pixels: the grid, plus what the last tile's taps read past it
-};
-constexpr double kShiftedWaste = 1.35;
-inline bool shifted(const ConvParams& p, Shifted* s = nullptr) {
-  const int icg = p.ic / p.groups;
-  if (p.groups != 1 || p.dh != 1 || p.dw != 1 || p.src_u8) return false;
-  Shifted t;
-  if (p.sh == 1 && p.sw == 1 && p.kh * p.kw >= 2 && icg % KT == 0) {
-    t.pc = icg, t.kh = p.kh, t.kw = p.kw, t.tx = 1, t.s2d = false;
-  } else if (p.sh == 2 && p.sw == 2 && icg <= 4 && p.kh >= 2 && p.kw >= 2) {
-    t.pc = 16, t.kh = (p.kh + 1) / 2, t.kw = ((p.kw + 1) / 2 + 1) / 2 * 2, t.tx = 2, t.s2d = true;
-  } else {
-    return false;
-  }
-  t.hp = p.oh + t.kh - 1, t.wp = p.ow + t.kw - 1;
-  t.grid = long(p.n) * t.hp * t.wp;
-  t.pixels = (t.grid + MR - 1) / MR * MR + (t.kh - 1) * t.wp + t.kw - 1;
-  if (double(t.hp) * t.wp > kShiftedWaste * p.oh * p.ow) return false;
-  if (s) *s = t;
-  return true;
-}
-
-inline std::size_t workspace_bytes(const ConvParams& p) {
-  Shifted s;
-  return shifted(p, &s) ? std::size_t(s.pixels) * s.pc * 2 : 0;
-}
-
-// A space-to-depth stem as the stride-1 conv it runs: 16 input channels, the folded taps.
-inline ConvParams s2d_params(const ConvParams& p, const Shifted& s) {
-  ConvParams q = p;
-  q.ic = s.pc, q.kh = s.kh, q.kw = s.kw, q.sh = q.sw = 1;
-  return q;
-}
+// Stride-1 convs over whole 32-channel K steps and image stems run on shifted tiles
+// (kernels/amx_shifted.h): every tap's A tiles read in place from a padded bf16 copy of the
+// source, no window gather.
+inline bool shifted(const ConvParams& p, amx::Shifted* s = nullptr) { return amx::shifted(p, 2, s); }
+inline std::size_t workspace_bytes(const ConvParams& p) { return amx::shifted_workspace_bytes(p, 2); }
 
 // The shared K2 layout (in 4-byte words), plus slack for the last panel's final K step; a
 // space-to-depth stem's for its stride-1 form.
 inline std::size_t packed_floats(const ConvParams& p) {
-  Shifted s;
-  const ConvParams q = shifted(p, &s) && s.s2d ? s2d_params(p, s) : p;
+  amx::Shifted s;
+  const ConvParams q = shifted(p, &s) && s.s2d ? amx::s2d_params(p, s) : p;
   return bigemm::packed_floats<NR>(q) + KT / 2 * NR;
 }
 
 inline void pack(const ConvParams& p, const float* w, float* packed) {
-  Shifted s;
+  amx::Shifted s;
   if (!shifted(p, &s) || !s.s2d) return bigemm::pack<NR>(p, w, packed);
-  // OIHW weights to the stride-1 form's: input channel (sy * 2 + sx) * 4 + c of tap (ky, kx)
-  // is the original's channel c at (2 ky + sy, 2 kx + sx), zero past the window or the channels.
-  const ConvParams q = s2d_params(p, s);
-  std::vector<float> f(std::size_t(p.oc) * 16 * s.kh * s.kw, 0.f);
-  for (int o = 0; o < p.oc; ++o)
-    for (int c = 0; c < p.ic; ++c)
-      for (int ky = 0; ky < p.kh; ++ky)
-        for (int kx = 0; kx < p.kw; ++kx) {
-          const int ch = ((ky % 2) * 2 + kx % 2) * 4 + c;
-          f[((std::size_t(o) * 16 + ch) * s.kh + ky / 2) * s.kw + kx / 2] = w[((std::size_t(o) * p.ic + c) * p.kh + ky) * p.kw + kx];
-        }
-  bigemm::pack<NR>(q, f.data(), packed);
+  bigemm::pack<NR>(amx::s2d_params(p, s), amx::s2d_weights(p, s, w).data(), packed);
 }
 
 namespace {
@@ -206,135 +145,34 @@ void epilogue(const bigemm::Ctx& x, const float* c, long ldc, long m, int rows, 
   }
 }
 
-// The padded bf16 image of shifted(): the source's rows at (pad_t, pad_l), zeros around them
-// (also past the last image, where the last tiles' taps read), one task per padded row.
-template <class T>
-void pad_source(const bigemm::Ctx& x, const Shifted& s, uint16_t* img, pthreadpool_t pool) {
-  const ConvParams& p = x.p;
-  const long icg = x.icg, row = s.wp * icg;
-  const long rows = long(p.n) * s.hp;
-  const auto* src16 = reinterpret_cast<const uint16_t*>(x.a.src);
-  const bool stored = p.bf16_io & kBf16Src;
-  // The source pixels of a padded row: those inside both the image and the padded width.
-  const int x0 = std::max(0, p.pad_l), c0 = std::max(0, -p.pad_l);  // padded column, source column
-  const int w = std::max(0, std::min<int>(p.iw - c0, int(s.wp) - x0));
-  auto task = [&](std::size_t r) {
-    uint16_t* d = img + long(r) * row;
-    if (long(r) == rows) {  // past the last image
-      std::memset(d, 0, std::size_t(s.pixels - s.grid) * icg * 2);
-      return;
-    }
-    const long n = long(r) / s.hp, iy = long(r) % s.hp - p.pad_t;
-    if (iy < 0 || iy >= p.ih || w == 0) {
-      std::memset(d, 0, std::size_t(row) * 2);
-      return;
-    }
-    std::memset(d, 0, std::size_t(x0) * icg * 2);
-    const long at = ((n * p.ih + iy) * p.iw + c0) * x.ss;
-    if (x.ss == icg) {
-      if (stored) bigemm::copy16<T>(src16 + at, d + x0 * icg, int(w * icg));
-      else T::to_bf16(x.a.src + at, d + x0 * icg, int(w * icg));
-    } else {
-      for (int i = 0; i < w; ++i)
-        if (stored) bigemm::copy16<T>(src16 + at + i * x.ss, d + (x0 + i) * icg, int(icg));
-        else T::to_bf16(x.a.src + at + i * x.ss, d + (x0 + i) * icg, int(icg));
-    }
-    std::memset(d + (x0 + w) * icg, 0, std::size_t(s.wp - x0 - w) * icg * 2);
-  };
-  pthreadpool_parallelize_1d(pool, task, std::size_t(rows + 1), kPoolFlags);
-}
-
-// The space-to-depth image of a stem (shifted().s2d): padded pixel (Y, X) of image n holds the
-// padded source's pixels (2Y + sy, 2X + sx) at channels (sy * 2 + sx) * 4 + c, zeros elsewhere;
-// one task per padded row, each source row converted to bf16 in runs of 64 pixels and each
-// pixel's channels placed with one 8-byte store.
-template <class T>
-void s2d_source(const bigemm::Ctx& x, const Shifted& s, uint16_t* img, pthreadpool_t pool) {
-  const ConvParams& p = x.p;
-  const long row = s.wp * 16, rows = long(p.n) * s.hp;
-  const auto* src16 = reinterpret_cast<const uint16_t*>(x.a.src);
-  const bool stored = p.bf16_io & kBf16Src;
-  const int ic = p.ic;
-  auto task = [&](std::size_t r) {
-    uint16_t* d = img + long(r) * row;
-    if (long(r) == rows) {  // past the last image
-      std::memset(d, 0, std::size_t(s.pixels - s.grid) * 32);
-      return;
-    }
-    std::memset(d, 0, std::size_t(row) * 2);
-    const long n = long(r) / s.hp, y2 = long(r) % s.hp;
-    // Source columns whose padded column 2X + sx lies in the grid's 2 wp.
-    const int c0 = std::max(0, -p.pad_l), c1 = int(std::min<long>(p.iw, 2 * s.wp - p.pad_l));
-    alignas(64) uint16_t h[64 * 4];
-    for (int sy = 0; sy < 2; ++sy) {
-      const long iy = 2 * y2 + sy - p.pad_t;
-      if (iy < 0 || iy >= p.ih) continue;
-      for (int i0 = c0; i0 < c1; i0 += 64) {
-        const int cnt = std::min(64, c1 - i0);
-        const long at = ((n * p.ih + iy) * p.iw + i0) * x.ss;
-        if (x.ss == ic) {  // the run's channels in one conversion
-          if (stored) std::memcpy(h, src16 + at, std::size_t(cnt) * ic * 2);
-          else T::to_bf16(x.a.src + at, h, cnt * ic);
-        } else {
-          for (int i = 0; i < cnt; ++i)
-            if (stored) std::memcpy(h + i * ic, src16 + at + i * x.ss, std::size_t(ic) * 2);
-            else T::to_bf16(x.a.src + at + i * x.ss, h + i * ic, ic);
-        }
-        for (int i = 0; i < cnt; ++i) {
-          const long px = i0 + i + p.pad_l;  // the padded column
-          uint64_t v = 0;
-          for (int c = 0; c < ic; ++c) v |= uint64_t(h[i * ic + c]) << (16 * c);
-          std::memcpy(d + (px >> 1) * 16 + (sy * 2 + (px & 1)) * 4, &v, 8);
-        }
-      }
-    }
-  };
-  pthreadpool_parallelize_1d(pool, task, std::size_t(rows + 1), kPoolFlags);
-}
-
 // shifted()'s run: tiles of MR grid outputs, each over every tap in place, panels in pairs,
 // the whole window in one K sweep (the accumulators stay in the tiles), then the epilogue of
 // the tile's rows that are outputs, a run of consecutive pixels at a time.
 template <class T>
-void run_shifted(bigemm::Ctx& x, const Shifted& s, pthreadpool_t pool) {
-  using bigemm::ceil_div;
+void run_shifted(bigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool) {
   constexpr int NV = NR / T::W;
   const ConvParams& p = x.p;
   const ConvArgs& a = x.a;
   uint16_t* img = reinterpret_cast<uint16_t*>(a.workspace);
-  if (s.s2d) s2d_source<T>(x, s, img, pool);
-  else pad_source<T>(x, s, img, pool);
-  const long tiles = ceil_div(s.grid, MR), plane = s.hp * s.wp;
-  const long pc = s.pc, Kp = long(s.kh) * s.kw * pc;  // the stride-1 form's window (even)
-  // Tasks: about 4 a thread, over tiles, and over panel pairs where the tiles are few.
-  const long threads = std::max<long>(1, long(pthreadpool_get_threads_count(pool)));
-  const long pairs = ceil_div(x.panels_g, 2);
-  const long want = threads > 1 ? 4 * threads : 1;
-  const long pgroups = std::min(pairs, ceil_div(want, tiles));
-  const long pp = ceil_div(pairs, pgroups);  // pairs a task
-  const long bt = std::max<long>(1, std::min<long>(16, tiles / ceil_div(want, pgroups)));
-  const long mblocks = ceil_div(tiles, bt);
+  const uint16_t zero[16] = {};  // the bf16 image pads with zeros (pad: unused)
+  if (p.bf16_io & kBf16Src) {
+    const auto* src16 = reinterpret_cast<const uint16_t*>(a.src);
+    amx::fill_padded(p, s, x.ss, zero, true, img, pool,
+                     [&](long at, uint16_t* d, int n) { bigemm::copy16<T>(src16 + at, d, n); });
+  } else {
+    amx::fill_padded(p, s, x.ss, zero, true, img, pool,
+                     [&](long at, uint16_t* d, int n) { T::to_bf16(a.src + at, d, n); });
+  }
+  const amx::ShiftedGrid sg = amx::shifted_grid(s, x.panels_g, pool);
+  const long Kp = long(s.kh) * s.kw * s.pc;  // the stride-1 form's window (even)
   auto task = [&](std::size_t mb, std::size_t pg) {
-    const long t0 = long(mb) * bt, t1 = std::min(tiles, t0 + bt);
-    const long q0 = long(pg) * pp, q1 = std::min(pairs, q0 + pp);
+    const long t0 = long(mb) * sg.bt, t1 = std::min(sg.tiles, t0 + sg.bt);
+    const long q0 = long(pg) * sg.pp, q1 = std::min(sg.pairs, q0 + sg.pp);
     alignas(64) float c[2 * MR * NR];  // a pair of panels' sums, 64 channels a row
+    amx::GridRun runs[MR];
     T::config();
     for (long t = t0; t < t1; ++t) {
-      const long q = t * MR;  // the tile's first grid output
-      // Its rows that are outputs, as runs of consecutive pixels: (row in the tile, pixel, count).
-      struct Run { int r; long m; int len; };
-      Run runs[MR];
-      int nruns = 0;
-      for (int r = 0; r < MR;) {
-        const long g = q + r, n = g / plane, y = (g % plane) / s.wp, xx = g % s.wp;
-        if (n >= p.n || y >= p.oh || xx >= p.ow) {
-          ++r;
-          continue;
-        }
-        const int len = int(std::min<long>(MR - r, p.ow - xx));
-        runs[nruns++] = {r, (n * p.oh + y) * p.ow + xx, len};
-        r += len;
-      }
+      const int nruns = amx::grid_runs(p, s, t * MR, runs);
       if (nruns == 0) continue;
       for (long pr = q0; pr < q1; ++pr) {
         const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, x.panels_g);
@@ -343,14 +181,8 @@ void run_shifted(bigemm::Ctx& x, const Shifted& s, pthreadpool_t pool) {
         const bool bias_in = a.bias && nvalid == (pn1 - pn0) * NR;  // see run(): whole rows only
         for (long pn = pn0; pn < pn1; ++pn) {
           amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
-          const uint16_t* w = reinterpret_cast<const uint16_t*>(a.weights) + pn * Kp * NR;
-          for (int ky = 0; ky < s.kh; ++ky)
-            for (int kx = 0; kx < s.kw; kx += s.tx) {  // a sweep over tx taps' channels, in place
-              const uint16_t* at = img + (q + ky * s.wp + kx) * pc;
-              amx::sweep<T>(reinterpret_cast<const uint8_t*>(at), pc * 2, reinterpret_cast<const uint8_t*>(w),
-                            s.tx * pc * 2);
-              w += s.tx * pc * NR;
-            }
+          amx::sweep_taps<T>(reinterpret_cast<const uint8_t*>(img), s, t * MR,
+                             reinterpret_cast<const uint8_t*>(a.weights) + pn * Kp * NR * 2);
           amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
         }
         for (int k = 0; k < nruns; ++k) {
@@ -362,7 +194,7 @@ void run_shifted(bigemm::Ctx& x, const Shifted& s, pthreadpool_t pool) {
     }
     T::release();
   };
-  pthreadpool_parallelize_2d(pool, task, std::size_t(mblocks), std::size_t(pgroups), kPoolFlags);
+  pthreadpool_parallelize_2d(pool, task, std::size_t(sg.mblocks), std::size_t(sg.pgroups), kPoolFlags);
 }
 
 template <class T>
@@ -380,7 +212,7 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   x.panels_g = int(ceil_div(x.ocg, NR));
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, 2) * 2;             // the packing's K (panel length)
-  Shifted sh;
+  amx::Shifted sh;
   if (shifted(p, &sh)) return run_shifted<T>(x, sh, pool);
   const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
   const long M = long(p.n) * p.oh * p.ow;

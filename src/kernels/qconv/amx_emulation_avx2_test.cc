@@ -49,12 +49,10 @@ bool accepts_emulated(const QConvParams& p, const CpuFeatures& cpu, std::string*
   return conv_well_formed(p.conv, why);
 }
 
-std::size_t no_workspace(const QConvParams&) { return 0; }
-
 }  // namespace
 
 extern const QConvKernel qconv_u8s8_igemm_32x32_amxemulated_avx2 = {
     "qconv_u8s8_igemm_32x32_amxemulated_avx2", accepts_emulated, qamx::packed_bytes,
-    qigemm::pack<int8_t, qamx::NR, 4>, no_workspace, run_emulated};
+    qamx::pack, qamx::workspace_bytes, run_emulated};
 
 }  // namespace systolic::kernels

@@ -13,6 +13,7 @@
 // packed_bytes adds after the last) contribute nothing.
 #pragma once
 #include "kernels/amx_block.h"
+#include "kernels/amx_shifted.h"
 #include "kernels/qconv/qconv_igemm.h"
 
 namespace systolic::kernels::qamx {
@@ -23,12 +24,81 @@ constexpr int MR = 32, NR = 32, KT = 64;  // the block of amx_block.h
 // tap, and run tiles-outer). Longer windows ran slower in the larger chunks (3x3 512->512 at 7x7).
 constexpr long kWholeWeightBytes = 36 * 1024;
 
-// The shared K4 layout, plus slack for the last panel's final 64-byte K step.
+// Stride-1 convs over whole 64-channel K steps and image stems run on shifted tiles
+// (kernels/amx_shifted.h): every tap's A tiles read in place from a copy of the source padded
+// with its zero points, no window gather.
+inline bool shifted(const ConvParams& p, amx::Shifted* s = nullptr) { return amx::shifted(p, 1, s); }
+inline std::size_t workspace_bytes(const QConvParams& qp) { return amx::shifted_workspace_bytes(qp.conv, 1); }
+
+// A space-to-depth stem's parameters as the stride-1 conv it runs.
+inline QConvParams s2d_qparams(const QConvParams& qp, const amx::Shifted& s) {
+  QConvParams q = qp;
+  q.conv = amx::s2d_params(qp.conv, s);
+  return q;
+}
+
+// The shared K4 layout, plus slack for the last panel's final 64-byte K step; a space-to-depth
+// stem's for its stride-1 form.
 inline std::size_t packed_bytes(const QConvParams& qp) {
-  return qigemm::packed_bytes<int8_t, NR, 4>(qp) + std::size_t(KT) * NR;
+  amx::Shifted s;
+  const QConvParams q = shifted(qp.conv, &s) && s.s2d ? s2d_qparams(qp, s) : qp;
+  return qigemm::packed_bytes<int8_t, NR, 4>(q) + std::size_t(KT) * NR;
+}
+
+inline void pack(const QConvParams& qp, const int8_t* w, void* packed) {
+  amx::Shifted s;
+  if (!shifted(qp.conv, &s) || !s.s2d) return qigemm::pack<int8_t, NR, 4>(qp, w, packed);
+  qigemm::pack<int8_t, NR, 4>(s2d_qparams(qp, s), amx::s2d_weights(qp.conv, s, w).data(), packed);
 }
 
 namespace {
+
+// shifted()'s run, as the bf16 driver's (bconv_amx.h): tiles of MR grid outputs over every
+// tap in place, panels in pairs, the whole window in one sweep, the epilogue (and a fused
+// table) on the tile's rows that are outputs. The padded image holds the input's zero points
+// (the bias has them folded in, as for the gathered windows' padding).
+template <class T>
+void run_shifted(const qigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool) {
+  constexpr int NV = NR / T::W;
+  const ConvParams& p = x.qp.conv;
+  const QConvArgs& a = x.a;
+  uint8_t* img = static_cast<uint8_t*>(a.workspace);
+  alignas(64) uint8_t s2dpad[16] = {};  // a space-to-depth pixel of pad bytes: 4 x (pad[c], 0...)
+  for (int k = 0; k < 4; ++k) std::memcpy(s2dpad + 4 * k, a.pad, std::size_t(std::min(p.ic, 4)));
+  amx::fill_padded(p, s, x.ss, s.s2d ? s2dpad : a.pad, false, img, pool,
+                   [&](long at, uint8_t* d, int n) { std::memcpy(d, a.src + at, std::size_t(n)); });
+  const amx::ShiftedGrid sg = amx::shifted_grid(s, x.panels_g, pool);
+  const long Kp = long(s.kh) * s.kw * s.pc;  // the stride-1 form's window (whole K steps)
+  auto task = [&](std::size_t mb, std::size_t pg) {
+    const long t0 = long(mb) * sg.bt, t1 = std::min(sg.tiles, t0 + sg.bt);
+    const long q0 = long(pg) * sg.pp, q1 = std::min(sg.pairs, q0 + sg.pp);
+    alignas(64) int32_t c[2 * MR * NR];  // a pair of panels' sums, 64 channels a row
+    amx::GridRun runs[MR];
+    T::config();
+    for (long t = t0; t < t1; ++t) {
+      const int nruns = amx::grid_runs(p, s, t * MR, runs);
+      if (nruns == 0) continue;
+      for (long pr = q0; pr < q1; ++pr) {
+        const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, x.panels_g);
+        const long ch0 = pn0 * NR;
+        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - ch0);
+        const bool bias_in = qigemm::packed_rows<T, 2 * NV>(x, qigemm::TileOut{0, ch0, nvalid});
+        for (long pn = pn0; pn < pn1; ++pn) {
+          amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
+          amx::sweep_taps<T>(img, s, t * MR, static_cast<const uint8_t*>(a.weights) + pn * Kp * NR);
+          amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
+        }
+        for (int k = 0; k < nruns; ++k)
+          qigemm::store_sums<T, 2 * NV>(x, c + runs[k].r * 2 * NR, 2 * NR, runs[k].len,
+                                        qigemm::TileOut{runs[k].m, ch0, nvalid}, bias_in);
+      }
+      const long ch_lo = q0 * 2 * NR, ch_hi = std::min<long>(q1 * 2 * NR, x.ocg);
+      for (int k = 0; k < nruns; ++k) qigemm::lut_block(x, runs[k].m, runs[k].len, ch_lo, ch_hi);
+    }
+    T::release();
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(sg.mblocks), std::size_t(sg.pgroups), kPoolFlags);
+}
 
 template <class T>
 void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
@@ -47,6 +117,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   x.K = long(p.kh) * p.kw * x.icg;
   x.Kp = ceil_div(x.K, 4) * 4;  // the packing's K (panel length)
   x.direct = false;
+  amx::Shifted sh;
+  if (shifted(p, &sh)) return run_shifted<T>(x, sh, pool);
   const long Kt = ceil_div(x.K, KT) * KT;  // the tile loop's K
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);

@@ -61,12 +61,10 @@ bool accepts_amx(const QConvParams& p, const CpuFeatures& cpu, std::string* why)
   return true;
 }
 
-std::size_t no_workspace(const QConvParams&) { return 0; }
-
 }  // namespace
 
 extern const QConvKernel qconv_u8s8_igemm_32x32_amx = {
-    "qconv_u8s8_igemm_32x32_amx", accepts_amx, qamx::packed_bytes, qigemm::pack<int8_t, qamx::NR, 4>, no_workspace,
+    "qconv_u8s8_igemm_32x32_amx", accepts_amx, qamx::packed_bytes, qamx::pack, qamx::workspace_bytes,
     qconv_igemm_32x32_amx_run};
 
 extern const QConvKernel qconv_u8s8_igemm_6x64_avx512vnni = {

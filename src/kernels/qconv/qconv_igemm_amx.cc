@@ -38,7 +38,7 @@ bool qconv_amx_self_test() {
   a.rq.lo = -3.f, a.rq.hi = 252.f, a.rq.zp = 3;
   std::vector<uint8_t> got(long(p.oh) * p.ow * p.oc), want(got.size(), 1);
   AlignedBytes wa(qamx::packed_bytes(qp)), wr(qconv_u8s8_ref.packed_bytes(qp));
-  qigemm::pack<int8_t, qamx::NR, 4>(qp, w.data(), wa.data());
+  qamx::pack(qp, w.data(), wa.data());
   qconv_u8s8_ref.pack(qp, w.data(), wr.data());
   a.weights = wa.data(), a.dst = got.data();
   qconv_igemm_32x32_amx_run(qp, a, nullptr);

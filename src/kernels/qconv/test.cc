@@ -14,6 +14,7 @@
 #include "base/cpu.h"
 #include "base/threadpool.h"
 #include "kernels/qconv/qconv.h"
+#include "kernels/qconv/qconv_amx.h"
 #include "kernels/qlut/qlut.h"
 
 namespace systolic::kernels {
@@ -449,6 +450,57 @@ TEST(QConv, WinogradTilesAreExact) {
     q.conv = make(shapes[0]);
     q.out_f32 = 1;
     EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+  }
+}
+
+// The AMX driver's shifted tiles (stride-1 convs over whole 64-channel steps, and image stems
+// in space-to-depth form: every tap's A tiles read in place from a copy of the source padded
+// with its zero points): pads of every side, wide windows, a single row of taps, ragged output
+// channels, a zero point per channel, slices, residuals, threads, a fused table, float output.
+TEST(QConv, ShiftedTiles) {
+  const Shape shapes[] = {
+      {2, 64, 14, 15, 70, 3, 3, 1, 1, 1, 1, 1, 1},
+      {1, 128, 20, 17, 33, 3, 3, 1, 1, 0, 2, 1, 0},
+      {2, 64, 30, 28, 64, 5, 5, 1, 1, 2, 2, 2, 2},
+      {1, 64, 6, 30, 48, 1, 3, 1, 1, 0, 1, 0, 1},
+      {3, 64, 16, 16, 96, 3, 3},
+      // Image stems: 7x7 over RGB, 3x3 over one channel, 5x5 over four with odd pads.
+      {2, 3, 60, 57, 40, 7, 7, 2, 1, 3, 3, 3, 3},
+      {1, 1, 40, 41, 16, 3, 3, 2, 1, 1, 1, 1, 1},
+      {1, 4, 33, 36, 33, 5, 5, 2, 1, 2, 1, 1, 2},
+  };
+  ran_names().clear();
+  unsigned seed = 40;
+  for (const Shape& sh : shapes) {
+    EXPECT_TRUE(qamx::shifted(make(sh))) << sh.ic << " " << sh.ih << "x" << sh.iw;
+    Options per_channel;
+    per_channel.zx = -1;
+    check(sh, per_channel, seed++);
+    Options sliced;
+    sliced.zx = 3, sliced.residual = true, sliced.relu = true, sliced.src_pad = 3, sliced.dst_pad = 2;
+    sliced.res_pad = 5, sliced.threads = 2;
+    check(sh, sliced, seed++);
+  }
+  Options lut;
+  lut.zx = -1, lut.lut = true, lut.mid = 2;
+  check(shapes[0], lut, seed++);
+  check(shapes[5], lut, seed++);
+  Options f32;
+  f32.out_f32 = true, f32.residual = true;
+  check(shapes[1], f32, seed++);
+  check(shapes[6], f32, seed++);
+  // Not shifted: strided, dilated, a channel count off the 64-byte step, a grid mostly padding,
+  // a strided conv of more than 4 channels.
+  EXPECT_FALSE(qamx::shifted(make({1, 64, 30, 30, 64, 3, 3, 2})));
+  EXPECT_FALSE(qamx::shifted(make({1, 64, 30, 30, 64, 3, 3, 1, 2})));
+  EXPECT_FALSE(qamx::shifted(make({1, 96, 30, 30, 64, 3, 3})));
+  EXPECT_FALSE(qamx::shifted(make({1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1})));
+  EXPECT_FALSE(qamx::shifted(make({1, 8, 60, 60, 64, 7, 7, 2, 1, 3, 3, 3, 3})));
+  if (host_cpu().has_avx2_fma()) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_igemm_32x32_amxemulated_avx2"));
+  }
+  if (host_cpu().amx_int8) {
+    EXPECT_TRUE(ran_names().count("qconv_u8s8_igemm_32x32_amx"));
   }
 }
 
