@@ -21,8 +21,8 @@ constexpr uint32_t kPlanVersion = 12;  // 2: word-wise checksum; 3: image prepro
                                        // Winograd on AVX2 (cached int8 plans recompile to take it); 10: bf16
                                        // activations stored as bf16 (a binary that reads 9 would take them
                                        // for floats); 11: max pools on bf16 storage (cached bf16 plans
-                                       // recompile to take them); 12: the AMX bf16 kernel packs an image
-                                       // stem's weights for its space-to-depth form
+                                       // recompile to take them); 12: the AMX kernels (int8 and bf16)
+                                       // pack an image stem's weights for its space-to-depth form
 // The oldest plan format this binary reads: 11's AMX bf16 stems were packed for the window gather.
 constexpr uint32_t kOldestPlanVersion = 12;
 
