@@ -199,4 +199,44 @@ inline void sweep_taps(const uint8_t* img, const Shifted& s, long q, const uint8
       sweep<T>(img + (q + ky * s.wp + kx) * pixel, pixel, w, kbytes);
 }
 
+// The shifted tiles' tasks (blocks of tiles x groups of panel pairs): per tile, per pair of
+// 32-channel panels, the sums start from `bias` (where bias_in(ch0, nvalid) says the pair takes
+// it in the tiles) or zero, sweep every tap, and go to c (4-byte sums, 64 channels a row); then
+// epilogue(c, runs, nruns, ch0, nvalid, pair, bias_in) writes the tile's output rows, and
+// after(runs, nruns, ch_lo, ch_hi) follows each tile (the int8 driver's fused table).
+template <class T, class BiasIn, class Epilogue, class After>
+void shifted_tasks(const ConvParams& p, const Shifted& s, long panels, long ocg, const uint8_t* img,
+                   const uint8_t* weights, const void* bias, BiasIn&& bias_in, Epilogue&& epilogue, After&& after,
+                   pthreadpool_t pool) {
+  constexpr int NR = 32;
+  const ShiftedGrid sg = shifted_grid(s, panels, pool);
+  const long panel_bytes = long(s.kh) * s.kw * s.pc * s.elem * NR;  // the stride-1 form's window
+  auto task = [&](std::size_t mb, std::size_t pg) {
+    const long t0 = long(mb) * sg.bt, t1 = std::min(sg.tiles, t0 + sg.bt);
+    const long q0 = long(pg) * sg.pp, q1 = std::min(sg.pairs, q0 + sg.pp);
+    alignas(64) int32_t c[2 * kTileRows * NR];
+    GridRun runs[kTileRows];
+    T::config();
+    for (long t = t0; t < t1; ++t) {
+      const int nruns = grid_runs(p, s, t * kTileRows, runs);
+      if (nruns == 0) continue;
+      for (long pr = q0; pr < q1; ++pr) {
+        const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, panels);
+        const long ch0 = pn0 * NR;
+        const int nvalid = int(std::min<long>(pn1 * NR, ocg) - ch0);
+        const bool in = bias_in(ch0, nvalid, pn1 - pn0);
+        for (long pn = pn0; pn < pn1; ++pn) {
+          start<T>(in ? static_cast<const int32_t*>(bias) + ch0 + (pn - pn0) * NR : nullptr, 0);
+          sweep_taps<T>(img, s, t * kTileRows, weights + pn * panel_bytes);
+          store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
+        }
+        epilogue(c, runs, nruns, ch0, nvalid, pn1 - pn0 == 2, in);
+      }
+      after(runs, nruns, q0 * 2 * NR, std::min<long>(q1 * 2 * NR, ocg));
+    }
+    T::release();
+  };
+  pthreadpool_parallelize_2d(pool, task, std::size_t(sg.mblocks), std::size_t(sg.pgroups), kPoolFlags);
+}
+
 }  // namespace systolic::kernels::amx

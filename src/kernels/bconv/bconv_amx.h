@@ -163,38 +163,19 @@ void run_shifted(bigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool) {
     amx::fill_padded(p, s, x.ss, zero, true, img, pool,
                      [&](long at, uint16_t* d, int n) { T::to_bf16(a.src + at, d, n); });
   }
-  const amx::ShiftedGrid sg = amx::shifted_grid(s, x.panels_g, pool);
-  const long Kp = long(s.kh) * s.kw * s.pc;  // the stride-1 form's window (even)
-  auto task = [&](std::size_t mb, std::size_t pg) {
-    const long t0 = long(mb) * sg.bt, t1 = std::min(sg.tiles, t0 + sg.bt);
-    const long q0 = long(pg) * sg.pp, q1 = std::min(sg.pairs, q0 + sg.pp);
-    alignas(64) float c[2 * MR * NR];  // a pair of panels' sums, 64 channels a row
-    amx::GridRun runs[MR];
-    T::config();
-    for (long t = t0; t < t1; ++t) {
-      const int nruns = amx::grid_runs(p, s, t * MR, runs);
-      if (nruns == 0) continue;
-      for (long pr = q0; pr < q1; ++pr) {
-        const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, x.panels_g);
-        const long ch0 = pn0 * NR;
-        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - ch0);
-        const bool bias_in = a.bias && nvalid == (pn1 - pn0) * NR;  // see run(): whole rows only
-        for (long pn = pn0; pn < pn1; ++pn) {
-          amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
-          amx::sweep_taps<T>(reinterpret_cast<const uint8_t*>(img), s, t * MR,
-                             reinterpret_cast<const uint8_t*>(a.weights) + pn * Kp * NR * 2);
-          amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
-        }
+  amx::shifted_tasks<T>(
+      p, s, x.panels_g, x.ocg, reinterpret_cast<const uint8_t*>(img), reinterpret_cast<const uint8_t*>(a.weights),
+      a.bias,
+      [&](long, int nvalid, long npanels) { return a.bias && nvalid == npanels * NR; },  // see run(): whole rows
+      [&](const int32_t* sums, const amx::GridRun* runs, int nruns, long ch0, int nvalid, bool pair, bool bias_in) {
+        const float* c = reinterpret_cast<const float*>(sums);
         for (int k = 0; k < nruns; ++k) {
           const float* cr = c + runs[k].r * 2 * NR;
-          if (pn1 - pn0 == 2) epilogue<T, 2 * NV>(x, cr, 2 * NR, runs[k].m, runs[k].len, ch0, nvalid, bias_in);
+          if (pair) epilogue<T, 2 * NV>(x, cr, 2 * NR, runs[k].m, runs[k].len, ch0, nvalid, bias_in);
           else epilogue<T, NV>(x, cr, 2 * NR, runs[k].m, runs[k].len, ch0, nvalid, bias_in);
         }
-      }
-    }
-    T::release();
-  };
-  pthreadpool_parallelize_2d(pool, task, std::size_t(sg.mblocks), std::size_t(sg.pgroups), kPoolFlags);
+      },
+      [](const amx::GridRun*, int, long, long) {}, pool);
 }
 
 template <class T>

@@ -67,37 +67,18 @@ void run_shifted(const qigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool
   for (int k = 0; k < 4; ++k) std::memcpy(s2dpad + 4 * k, a.pad, std::size_t(std::min(p.ic, 4)));
   amx::fill_padded(p, s, x.ss, s.s2d ? s2dpad : a.pad, false, img, pool,
                    [&](long at, uint8_t* d, int n) { std::memcpy(d, a.src + at, std::size_t(n)); });
-  const amx::ShiftedGrid sg = amx::shifted_grid(s, x.panels_g, pool);
-  const long Kp = long(s.kh) * s.kw * s.pc;  // the stride-1 form's window (whole K steps)
-  auto task = [&](std::size_t mb, std::size_t pg) {
-    const long t0 = long(mb) * sg.bt, t1 = std::min(sg.tiles, t0 + sg.bt);
-    const long q0 = long(pg) * sg.pp, q1 = std::min(sg.pairs, q0 + sg.pp);
-    alignas(64) int32_t c[2 * MR * NR];  // a pair of panels' sums, 64 channels a row
-    amx::GridRun runs[MR];
-    T::config();
-    for (long t = t0; t < t1; ++t) {
-      const int nruns = amx::grid_runs(p, s, t * MR, runs);
-      if (nruns == 0) continue;
-      for (long pr = q0; pr < q1; ++pr) {
-        const long pn0 = 2 * pr, pn1 = std::min<long>(pn0 + 2, x.panels_g);
-        const long ch0 = pn0 * NR;
-        const int nvalid = int(std::min<long>(pn1 * NR, x.ocg) - ch0);
-        const bool bias_in = qigemm::packed_rows<T, 2 * NV>(x, qigemm::TileOut{0, ch0, nvalid});
-        for (long pn = pn0; pn < pn1; ++pn) {
-          amx::start<T>(bias_in ? a.bias + ch0 + (pn - pn0) * NR : nullptr, 0);
-          amx::sweep_taps<T>(img, s, t * MR, static_cast<const uint8_t*>(a.weights) + pn * Kp * NR);
-          amx::store<T>(c + (pn - pn0) * NR, 2 * NR * 4);
-        }
+  amx::shifted_tasks<T>(
+      p, s, x.panels_g, x.ocg, img, static_cast<const uint8_t*>(a.weights), a.bias,
+      [&](long ch0, int nvalid, long) { return qigemm::packed_rows<T, 2 * NV>(x, qigemm::TileOut{0, ch0, nvalid}); },
+      [&](const int32_t* c, const amx::GridRun* runs, int nruns, long ch0, int nvalid, bool, bool bias_in) {
         for (int k = 0; k < nruns; ++k)
           qigemm::store_sums<T, 2 * NV>(x, c + runs[k].r * 2 * NR, 2 * NR, runs[k].len,
                                         qigemm::TileOut{runs[k].m, ch0, nvalid}, bias_in);
-      }
-      const long ch_lo = q0 * 2 * NR, ch_hi = std::min<long>(q1 * 2 * NR, x.ocg);
-      for (int k = 0; k < nruns; ++k) qigemm::lut_block(x, runs[k].m, runs[k].len, ch_lo, ch_hi);
-    }
-    T::release();
-  };
-  pthreadpool_parallelize_2d(pool, task, std::size_t(sg.mblocks), std::size_t(sg.pgroups), kPoolFlags);
+      },
+      [&](const amx::GridRun* runs, int nruns, long ch_lo, long ch_hi) {
+        for (int k = 0; k < nruns; ++k) qigemm::lut_block(x, runs[k].m, runs[k].len, ch_lo, ch_hi);
+      },
+      pool);
 }
 
 template <class T>
