@@ -75,7 +75,9 @@ void check_bf16(PoolParams p, const std::vector<float>& src_nchw, int slice_pad,
     avg.kind = PoolKind::avg;
     flt.bf16 = false;
     EXPECT_FALSE(all[k].accepts(avg, host_cpu(), nullptr)) << all[k].name << " took a bf16 average";
-    if (bf16_kernel) EXPECT_FALSE(all[k].accepts(flt, host_cpu(), nullptr)) << all[k].name << " took floats";
+    if (bf16_kernel) {
+      EXPECT_FALSE(all[k].accepts(flt, host_cpu(), nullptr)) << all[k].name << " took floats";
+    }
     if (!all[k].accepts(p, host_cpu(), nullptr)) continue;
     EXPECT_TRUE(bf16_kernel) << all[k].name << " took bf16 storage";
     std::vector<uint16_t> dst(std::size_t(p.n) * ohw * ds, 0xABCD);
