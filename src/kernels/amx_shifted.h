@@ -92,15 +92,15 @@ std::vector<W> s2d_weights(const ConvParams& p, const Shifted& s, const W* w) {
 }
 
 // The padded image (E: uint8_t or uint16_t), one task per padded row and one for the pixels
-// past the last image: padpix (pc values, all zero where `zero`) outside the source, and
+// past the last image: padpix (pc values; null: zeros) outside the source, and
 // put(source element, destination, count) converting runs of the source (pixel stride ss
 // elements) inside it.
 template <class E, class Put>
-void fill_padded(const ConvParams& p, const Shifted& s, long ss, const E* padpix, bool zero, E* img,
-                 pthreadpool_t pool, Put&& put) {
+void fill_padded(const ConvParams& p, const Shifted& s, long ss, const E* padpix, E* img, pthreadpool_t pool,
+                 Put&& put) {
   const long pc = s.pc, row = s.wp * pc, rows = long(p.n) * s.hp;
   auto pad = [&](E* d, long count) {  // count padded pixels
-    if (zero) std::memset(d, 0, std::size_t(count * pc) * sizeof(E));
+    if (!padpix) std::memset(d, 0, std::size_t(count * pc) * sizeof(E));
     else
       for (long i = 0; i < count; ++i) std::memcpy(d + i * pc, padpix, std::size_t(pc) * sizeof(E));
   };
@@ -200,8 +200,9 @@ inline void sweep_taps(const uint8_t* img, const Shifted& s, long q, const uint8
 }
 
 // The shifted tiles' tasks (blocks of tiles x groups of panel pairs): per tile, per pair of
-// 32-channel panels, the sums start from `bias` (where bias_in(ch0, nvalid) says the pair takes
-// it in the tiles) or zero, sweep every tap, and go to c (4-byte sums, 64 channels a row); then
+// 32-channel panels, the sums start from `bias` (4-byte values: float or int32, loaded into the
+// tiles as they are) where bias_in(ch0, nvalid, panels) says the pair takes
+// it, or from zero; they sweep every tap, and go to c (4-byte sums, 64 channels a row); then
 // epilogue(c, runs, nruns, ch0, nvalid, pair, bias_in) writes the tile's output rows, and
 // after(runs, nruns, ch_lo, ch_hi) follows each tile (the int8 driver's fused table).
 template <class T, class BiasIn, class Epilogue, class After>

@@ -18,6 +18,7 @@
 
 #include "kernels/amx_block.h"
 #include "kernels/amx_shifted.h"
+#include "kernels/bf16_lanes.h"
 #include "kernels/bconv/bconv_igemm.h"
 #include "kernels/gemm/prefetch_rows.h"
 
@@ -50,37 +51,6 @@ inline void pack(const ConvParams& p, const float* w, float* packed) {
 }
 
 namespace {
-
-// n lanes of bf16 storage as floats (a bf16 value is the high half of its float), and back: the
-// value is rounded first, so the high half is all of it. zmm where the traits are; otherwise
-// (the tests' emulation on AVX2) one lane at a time.
-template <class T>
-typename T::V load_bf16(const uint16_t* s, int n) {
-  if constexpr (T::W == 16) {
-    const __m256i h = n >= 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s))
-                              : _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), s);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  } else {
-    alignas(64) float f[T::W];
-    for (int e = 0; e < T::W; ++e) {
-      const uint32_t u = e < n ? uint32_t(s[e]) << 16 : 0;
-      std::memcpy(&f[e], &u, 4);
-    }
-    return T::load(f);
-  }
-}
-template <class T>
-void store_bf16(uint16_t* d, typename T::V rounded, int n) {
-  if constexpr (T::W == 16) {
-    const __m256i h = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(rounded), 16));
-    if (n >= 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
-    else _mm256_mask_storeu_epi16(d, __mmask16((1u << n) - 1), h);
-  } else {
-    alignas(64) float f[T::W];
-    T::store(f, rounded);
-    for (int e = 0; e < n; ++e) d[e] = bf16_bits(f[e]);
-  }
-}
 
 // The epilogue where the residual or the output is stored as bf16 (ConvParams::bf16_io): the
 // same steps as store_tile's, the output rounded to bf16 whatever the epilogue says (a bf16
@@ -154,14 +124,13 @@ void run_shifted(bigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool) {
   const ConvParams& p = x.p;
   const ConvArgs& a = x.a;
   uint16_t* img = reinterpret_cast<uint16_t*>(a.workspace);
-  const uint16_t zero[16] = {};  // the bf16 image pads with zeros (pad: unused)
+  const uint16_t* zeros = nullptr;  // the bf16 image pads with zeros
   if (p.bf16_io & kBf16Src) {
     const auto* src16 = reinterpret_cast<const uint16_t*>(a.src);
-    amx::fill_padded(p, s, x.ss, zero, true, img, pool,
+    amx::fill_padded(p, s, x.ss, zeros, img, pool,
                      [&](long at, uint16_t* d, int n) { bigemm::copy16<T>(src16 + at, d, n); });
   } else {
-    amx::fill_padded(p, s, x.ss, zero, true, img, pool,
-                     [&](long at, uint16_t* d, int n) { T::to_bf16(a.src + at, d, n); });
+    amx::fill_padded(p, s, x.ss, zeros, img, pool, [&](long at, uint16_t* d, int n) { T::to_bf16(a.src + at, d, n); });
   }
   amx::shifted_tasks<T>(
       p, s, x.panels_g, x.ocg, reinterpret_cast<const uint8_t*>(img), reinterpret_cast<const uint8_t*>(a.weights),

@@ -2,14 +2,13 @@
 // per output pixel (so pads cost nothing), a linear loop for global pooling; on floats, or max
 // pools on bf16 storage (uint16_t).
 #pragma once
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "base/threadpool.h"
+#include "kernels/bf16_lanes.h"
 #include "kernels/pool/pool.h"
 
 namespace systolic::kernels::pool {
@@ -31,47 +30,17 @@ inline typename T::V load(const float* q, int n) {
 }
 template <class T>
 inline typename T::V load(const uint16_t* q, int n) {
-  if constexpr (T::W == 16) {
-    const __m256i h = n < 16 ? _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), q)
-                             : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-    // The all-lanes masked forms: the plain ones trip GCC 12's -Wmaybe-uninitialized.
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, h), 16));
-  } else {
-    static_assert(T::W == 8);
-    __m128i h;
-    if (n < 8) {
-      alignas(16) uint16_t b[8] = {};
-      std::memcpy(b, q, std::size_t(n) * 2);
-      h = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
-    } else {
-      h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-    }
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-  }
+  return load_bf16<T>(q, n);
 }
-// And back: a maximum of widened bf16 values is one of them, so its high half is all of it.
 template <class T>
 inline void store(float* d, typename T::V v, int n) {
   if (n < T::W) T::store_n(d, v, n);
   else T::store(d, v);
 }
+// A maximum of widened bf16 values is one of them, so its high half is all of it.
 template <class T>
 inline void store(uint16_t* d, typename T::V v, int n) {
-  if constexpr (T::W == 16) {
-    const __m256i h = _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, _mm512_castps_si512(v), 16));
-    if (n < 16) _mm256_mask_storeu_epi16(d, __mmask16((1u << n) - 1), h);
-    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), h);
-  } else {
-    const __m256i w = _mm256_srli_epi32(_mm256_castps_si256(v), 16);  // 0..0xFFFF: packs exactly
-    const __m128i h = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(w, w), 0x08));
-    if (n < 8) {
-      alignas(16) uint16_t b[8];
-      _mm_store_si128(reinterpret_cast<__m128i*>(b), h);
-      std::memcpy(d, b, std::size_t(n) * 2);
-    } else {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), h);
-    }
-  }
+  store_bf16<T>(d, v, n);
 }
 
 // Channels [c, c + NB*W) of one output pixel (last vector holds `tail` lanes); `at(ky, kx)` gives

@@ -65,7 +65,7 @@ void run_shifted(const qigemm::Ctx& x, const amx::Shifted& s, pthreadpool_t pool
   uint8_t* img = static_cast<uint8_t*>(a.workspace);
   alignas(64) uint8_t s2dpad[16] = {};  // a space-to-depth pixel of pad bytes: 4 x (pad[c], 0...)
   for (int k = 0; k < 4; ++k) std::memcpy(s2dpad + 4 * k, a.pad, std::size_t(std::min(p.ic, 4)));
-  amx::fill_padded(p, s, x.ss, s.s2d ? s2dpad : a.pad, false, img, pool,
+  amx::fill_padded(p, s, x.ss, s.s2d ? s2dpad : a.pad, img, pool,
                    [&](long at, uint8_t* d, int n) { std::memcpy(d, a.src + at, std::size_t(n)); });
   amx::shifted_tasks<T>(
       p, s, x.panels_g, x.ocg, img, static_cast<const uint8_t*>(a.weights), a.bias,
