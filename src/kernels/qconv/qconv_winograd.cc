@@ -1,5 +1,5 @@
 // The int8 Winograd kernels' table entries: which convs they take and the weight transform
-// (plain code); run in qconv_winograd_avx2.cc.
+// (plain code); run in qconv_winograd_{avx2,avxvnni,avx512vnni}.cc (qconv_winograd_run.h).
 #include "kernels/qconv/qconv_winograd.h"
 
 #include "kernels/conv/conv_util.h"
@@ -8,21 +8,24 @@ namespace systolic::kernels {
 
 void qconv_winograd_f2x3_avx2_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
 void qconv_winograd_f3x3_avx2_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
+void qconv_winograd_f3x3_avxvnni_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
+void qconv_winograd_f3x3_avx512vnni_run(const QConvParams&, const QConvArgs&, pthreadpool_t);
 
 namespace qwinograd {
 namespace {
 
-// The fp32 kernels' AVX2 blocking with its input budget counted in int16 (half a float): the
-// same bytes of transformed input per block.
+// The fp32 kernels' blocking with its input budget counted in int16 (half a float): the same
+// bytes of transformed input per block.
+template <class S>
 igemm::Blocking blocking() {
-  igemm::Blocking b = igemm::kBlockingAvx2;
+  igemm::Blocking b = S::kBlocking;
   b.l2_input *= 2;
   return b;
 }
 
 }  // namespace
 
-template <class F>
+template <class F, class S>
 bool eligible(const QConvParams& qp, std::string* why) {
   const ConvParams& p = qp.conv;
   if (!conv_well_formed(p, why)) return false;
@@ -31,24 +34,27 @@ bool eligible(const QConvParams& qp, std::string* why) {
     return conv_reject(why, "Winograd needs a 3x3 kernel, stride 1, no dilation");
   if (p.groups != 1) return conv_reject(why, "Winograd needs one group");
   if (qp.out_f32) return conv_reject(why, "Winograd writes uint8 output only");
-  if (p.ic % 16 || p.oc % NR) return conv_reject(why, "Winograd needs channels in multiples of 16");
+  if (p.ic % S::CW || p.oc % S::NR)
+    return conv_reject(why, ("Winograd needs input channels in multiples of " + std::to_string(S::CW) +
+                             " and output channels in multiples of " + std::to_string(S::NR))
+                                .c_str());
   if (p.ic > kMaxIc) return conv_reject(why, "Winograd's int32 sums are exact up to 1024 input channels");
   const long tiles = long(winograd::ceil_tiles(p.oh, F::kTile)) * winograd::ceil_tiles(p.ow, F::kTile);
-  if (2L * p.oh * p.ow < tiles * F::kTile * F::kTile)
-    return conv_reject(why, "Winograd tiles would hold too few outputs");
-  if (winograd::block_tiles(p, kElems<F>, p.n * tiles, MR, blocking().l2_input) < kMinBlockTiles)
+  if (waste<F>(p) > 2.0) return conv_reject(why, "Winograd tiles would hold too few outputs");
+  if (winograd::block_tiles(p, kElems<F>, p.n * tiles, S::MR, blocking<S>().l2_input) < kMinBlockTiles)
     return conv_reject(why, "Winograd tile blocks too small for the weights they stream");
   return true;
 }
 
-template <class F>
+template <class F, class S>
 std::size_t packed_bytes(const QConvParams& qp) {
   const ConvParams& p = qp.conv;
-  return std::size_t(kElems<F>) * (p.oc / NR) * p.ic * NR * sizeof(int16_t);
+  return std::size_t(kElems<F>) * p.oc * p.ic * sizeof(int16_t);
 }
 
-template <class F>
+template <class F, class S>
 void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
+  constexpr int NR = S::NR;
   constexpr int kIn = F::kIn;
   constexpr auto& G = F::kG;
   const ConvParams& p = qp.conv;
@@ -69,19 +75,14 @@ void pack(const QConvParams& qp, const int8_t* w, void* out_v) {
     }
 }
 
-template <class F>
+template <class F, class S>
 winograd::Grid grid(const ConvParams& p, long threads) {
-  return winograd::grid(p, F::kTile, kElems<F>, MR, NR, threads, blocking());
+  return winograd::grid(p, F::kTile, kElems<F>, S::MR, S::NR, threads, blocking<S>());
 }
 
-template bool eligible<F2>(const QConvParams&, std::string*);
-template bool eligible<F3>(const QConvParams&, std::string*);
-template std::size_t packed_bytes<F2>(const QConvParams&);
-template std::size_t packed_bytes<F3>(const QConvParams&);
-template void pack<F2>(const QConvParams&, const int8_t*, void*);
-template void pack<F3>(const QConvParams&, const int8_t*, void*);
-template winograd::Grid grid<F2>(const ConvParams&, long);
-template winograd::Grid grid<F3>(const ConvParams&, long);
+template winograd::Grid grid<F2, Ymm>(const ConvParams&, long);
+template winograd::Grid grid<F3, Ymm>(const ConvParams&, long);
+template winograd::Grid grid<F3, Zmm>(const ConvParams&, long);
 
 }  // namespace qwinograd
 
@@ -90,25 +91,53 @@ namespace {
 using qwinograd::F2;
 using qwinograd::F3;
 
-// On AVX2 alone: where the CPU has a byte dot product (VNNI) the direct kernels do 32 byte
-// products per instruction against this kernel's 16 int16 products (x 2.25-3.24 fewer needed).
+using qwinograd::Ymm;
+using qwinograd::Zmm;
+
+// AVX2 alone (vpmaddwd): where the CPU has VNNI, the VNNI forms below run instead.
 template <class F>
 bool accepts_avx2(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma()) return conv_reject(why, "needs avx2");
-  if (cpu.avx_vnni || cpu.has_avx512_vnni()) return conv_reject(why, "VNNI's byte dot products beat Winograd on int16");
-  return qwinograd::eligible<F>(p, why);
+  if (cpu.avx_vnni || cpu.has_avx512_vnni()) return conv_reject(why, "the VNNI forms (vpdpwssd) run here");
+  return qwinograd::eligible<F, Ymm>(p, why);
+}
+
+// AVX-VNNI's vpdpwssd on ymm, where AVX512-VNNI's zmm form is missing.
+bool accepts_avxvnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!cpu.has_avx2_fma() || !cpu.avx_vnni) return conv_reject(why, "needs avx-vnni");
+  if (cpu.has_avx512_vnni()) return conv_reject(why, "the zmm form runs here");
+  if (!qwinograd::eligible<F3, Ymm>(p, why)) return false;
+  if (qwinograd::waste<F3>(p.conv) > qwinograd::kVnniMaxWaste)
+    return conv_reject(why, "F(3x3) tiles cover too many dropped outputs to beat the byte dot product");
+  return true;
+}
+
+bool accepts_avx512vnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
+  if (!cpu.has_avx512_vnni()) return conv_reject(why, "needs avx512-vnni");
+  if (!qwinograd::eligible<F3, Zmm>(p, why)) return false;
+  if (qwinograd::waste<F3>(p.conv) > qwinograd::kVnniMaxWaste)
+    return conv_reject(why, "F(3x3) tiles cover too many dropped outputs to beat the byte dot product");
+  return true;
 }
 
 std::size_t no_workspace(const QConvParams&) { return 0; }
 
 }  // namespace
 
+extern const QConvKernel qconv_u8s8_winograd_f3x3_avx512vnni = {
+    "qconv_u8s8_winograd_f3x3_avx512vnni", accepts_avx512vnni, qwinograd::packed_bytes<F3, Zmm>,
+    qwinograd::pack<F3, Zmm>, no_workspace, qconv_winograd_f3x3_avx512vnni_run};
+
+extern const QConvKernel qconv_u8s8_winograd_f3x3_avxvnni = {
+    "qconv_u8s8_winograd_f3x3_avxvnni", accepts_avxvnni, qwinograd::packed_bytes<F3, Ymm>,
+    qwinograd::pack<F3, Ymm>, no_workspace, qconv_winograd_f3x3_avxvnni_run};
+
 extern const QConvKernel qconv_u8s8_winograd_f3x3_avx2 = {
-    "qconv_u8s8_winograd_f3x3_avx2", accepts_avx2<F3>, qwinograd::packed_bytes<F3>, qwinograd::pack<F3>,
+    "qconv_u8s8_winograd_f3x3_avx2", accepts_avx2<F3>, qwinograd::packed_bytes<F3, Ymm>, qwinograd::pack<F3, Ymm>,
     no_workspace, qconv_winograd_f3x3_avx2_run};
 
 extern const QConvKernel qconv_u8s8_winograd_f2x3_avx2 = {
-    "qconv_u8s8_winograd_f2x3_avx2", accepts_avx2<F2>, qwinograd::packed_bytes<F2>, qwinograd::pack<F2>,
+    "qconv_u8s8_winograd_f2x3_avx2", accepts_avx2<F2>, qwinograd::packed_bytes<F2, Ymm>, qwinograd::pack<F2, Ymm>,
     no_workspace, qconv_winograd_f2x3_avx2_run};
 
 }  // namespace systolic::kernels

@@ -1,13 +1,15 @@
-// Int8 Winograd F(2x2, 3x3) and F(3x3, 3x3) convs, exact: for 3x3 stride-1 convs on instruction
-// sets whose only int8 product is the 16-bit one (AVX2's vpmaddwd), where activations are
-// widened to int16 anyway. An input tile's bytes become int16 values (B^T d B: small integer
-// combinations), the weights become (sG) g (sG)^T with G's fractions scaled away (int16), and
-// each element is an int16 GEMM with int32 sums. The output transform gives s^2 times the
-// direct conv's window sums; every step is a ring operation, so int32 wraparound in between
-// does not matter: s^2 = 4 x odd, the odd factor goes by its inverse mod 2^32 and the 4 by a
-// shift, exact wherever 4x the window sum fits int32 (kMaxIc). The requantizing epilogue is the
-// direct kernels' (qvec_epilogue_*.h), so outputs equal the reference's bytes. F(2x2): 2.25x
-// fewer products than the direct conv; F(3x3): 3.24x, on 1.56x the packed weights.
+// Int8 Winograd F(2x2, 3x3) and F(3x3, 3x3) convs, exact, for 3x3 stride-1 convs: an input
+// tile's bytes become int16 values (B^T d B: small integer combinations), the weights become
+// (sG) g (sG)^T with G's fractions scaled away (int16), and each element is an int16 GEMM with
+// int32 sums. The output transform gives s^2 times the direct conv's window sums; every step is
+// a ring operation, so int32 wraparound in between does not matter: s^2 = 4 x odd, the odd
+// factor goes by its inverse mod 2^32 and the 4 by a shift, exact wherever 4x the window sum
+// fits int32 (kMaxIc). The requantizing epilogue is the direct kernels' (qvec_epilogue_*.h), so
+// outputs equal the reference's bytes. F(2x2): 2.25x fewer products than the direct conv;
+// F(3x3): 3.24x, on 1.56x the packed weights. Where the only int8 product is AVX2's 16-bit
+// vpmaddwd both win; with VNNI the int16 dot product (vpdpwssd) does half the byte one's
+// products per instruction, so F(3x3) alone wins (1.62x fewer instructions before the
+// transforms).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +37,28 @@ struct F3 {
 
 template <class F>
 constexpr int kElems = F::kIn * F::kIn;
-constexpr int NR = 16, MR = 6;  // the AVX2 GEMM tile: 6 tiles x 16 channels
+
+// The GEMM tile (MR tiles x NR channels), the channels the input transform takes at once (CW,
+// one int16 vector) and the cache budgets, per vector width.
+struct Ymm {  // AVX2 and AVX-VNNI: 6 x 16, 12 accumulators
+  static constexpr int MR = 6, NR = 16, CW = 16;
+  static constexpr igemm::Blocking kBlocking = igemm::kBlockingAvx2;
+};
+struct Zmm {  // AVX512-VNNI: 6 x 64, 24 accumulators
+  static constexpr int MR = 6, NR = 64, CW = 32;
+  static constexpr igemm::Blocking kBlocking = igemm::kBlockingAvx512;
+};
+
+// How many times the outputs F's tiles cover (a ragged edge's tiles compute outputs that are
+// dropped). With VNNI, F(3x3) does 1.62x fewer instructions than the direct conv before this
+// waste: at most kVnniMaxWaste (at 7x7, 9 tiles for 49 outputs, 1.65x, the zmm form ran 0.7x
+// the direct kernel; 14x14 is 1.15x).
+template <class F>
+double waste(const ConvParams& p) {
+  const long tiles = long(winograd::ceil_tiles(p.oh, F::kTile)) * winograd::ceil_tiles(p.ow, F::kTile);
+  return double(tiles * F::kTile * F::kTile) / (double(p.oh) * p.ow);
+}
+constexpr double kVnniMaxWaste = 1.35;
 // 4 x 9 x ic x 255 x 128 < 2^31.
 constexpr int kMaxIc = 1024;
 
@@ -48,17 +71,17 @@ constexpr long kMinBlockTiles = 12;
 
 // 3x3, stride 1, no dilation, one group, u8 output, channels in whole vectors, and enough tiles
 // per block for the weights each block streams.
-template <class F>
+template <class F, class S>
 bool eligible(const QConvParams& p, std::string* why);
 
 // Packed weights: [element][panel][ic / 2][NR][2] int16 (the igemm tile's layout per element).
-template <class F>
+template <class F, class S>
 std::size_t packed_bytes(const QConvParams& p);
-template <class F>
+template <class F, class S>
 void pack(const QConvParams& p, const int8_t* w_oihw, void* packed);
 
 // The fp32 Winograd's blocking (winograd_blocking.h), counted in int16 bytes.
-template <class F>
+template <class F, class S>
 winograd::Grid grid(const ConvParams& p, long threads);
 
 }  // namespace systolic::kernels::qwinograd

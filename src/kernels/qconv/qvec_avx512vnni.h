@@ -33,4 +33,19 @@ struct QVecAvx512Vnni : QEpilogueAvx512 {
   }
 };
 
+// int16 pairs into int32 lanes (vpdpwssd: two products summed with the lane, wrapping, never
+// saturating), weights in the K2 layout: the int8 Winograd's element GEMMs (qconv_winograd.h).
+struct QVecAvx512Wssd : QEpilogueAvx512 {
+  using A = int16_t;
+  using B = int16_t;
+  static constexpr int KG = 2;
+  static V bcast(const int16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+  }
+  static V loadb(const int16_t* p) { return _mm512_loadu_si512(p); }
+  static V dot(V acc, V a, V b) { return _mm512_dpwssd_epi32(acc, a, b); }
+};
+
 }  // namespace systolic::kernels

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/qconv/qvec_avx2.h"
 #include "kernels/qconv/qvec_epilogue_avx2.h"
 
 namespace systolic::kernels {
@@ -23,6 +24,12 @@ struct QVecAvxVnni : QEpilogueAvx2 {
   static V loadb(const int8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static V dot(V acc, V a, V b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
   static void widen(const uint8_t* s, uint8_t* d, int n) { std::memcpy(d, s, n); }
+};
+
+// AVX2's int16 traits with the pairs' products summed into the lane by one instruction
+// (vpdpwssd, wrapping like vpmaddwd + vpaddd): the int8 Winograd's element GEMMs.
+struct QVecAvxVnniWssd : QVecAvx2 {
+  static V dot(V acc, V a, V b) { return _mm256_dpwssd_avx_epi32(acc, a, b); }
 };
 
 }  // namespace systolic::kernels

@@ -412,15 +412,19 @@ TEST(QConv, Threads) {
 }
 
 // The int8 Winograds F(2x2, 3x3) and F(3x3, 3x3) (AVX2 machines without VNNI, or capped to
-// AVX2): exact, so the reference's bytes, over odd sizes (ragged last tiles), pads of 0-2 on
-// each side, tile runs across rows and images, per-channel zero points, the QDQ roundings,
-// residuals in slices, a fused table and two threads.
+// AVX2; F(3x3) on vpdpwssd with AVX-VNNI and AVX512-VNNI): exact, so the reference's bytes, over
+// odd sizes (ragged last tiles), pads of 0-2 on each side, tile runs across rows and images,
+// per-channel zero points, the QDQ roundings, residuals in slices, a fused table and two
+// threads. The ymm forms take channels in 16s, the zmm form inputs in 32s and outputs in 64s.
 TEST(QConv, WinogradTilesAreExact) {
   const std::vector<Shape> shapes = {
       {1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1},  {2, 32, 9, 11, 48, 3, 3, 1, 1, 1, 1, 1, 1},
       {1, 16, 14, 12, 32, 3, 3, 1, 1, 0, 0, 0, 0},  {1, 48, 11, 13, 16, 3, 3, 1, 1, 1, 0, 2, 1},
       {3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 256, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1},
-      {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // F(2x2): 16 tiles, the panels split across tasks
+      {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    // F(2x2): 16 tiles, the panels split across tasks
+      {2, 32, 9, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 96, 14, 12, 64, 3, 3, 1, 1, 0, 0, 0, 0},
+      {1, 32, 11, 13, 64, 3, 3, 1, 1, 1, 0, 2, 1},  {1, 256, 14, 14, 192, 3, 3, 1, 1, 1, 1, 1, 1},
+      {2, 64, 29, 31, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // more tiles than one chunk of a panel's sums
   ran_names().clear();
   unsigned seed = 1;
   for (const Shape& s : shapes) {
@@ -433,21 +437,27 @@ TEST(QConv, WinogradTilesAreExact) {
     o.lut = true, o.mid = 0, o.src_pad = 0;
     EXPECT_GE(check(s, o, seed++), 2);
   }
-  for (const char* name : {"qconv_u8s8_winograd_f3x3_avx2", "qconv_u8s8_winograd_f2x3_avx2"}) {
+  for (const char* name : {"qconv_u8s8_winograd_f3x3_avx512vnni", "qconv_u8s8_winograd_f3x3_avxvnni",
+                           "qconv_u8s8_winograd_f3x3_avx2", "qconv_u8s8_winograd_f2x3_avx2"}) {
     const QConvKernel* wino = qconv_find(name);
     ASSERT_NE(wino, nullptr) << name;
+    const bool zmm = std::string(name).ends_with("avx512vnni"), vnni = std::string(name).find("vnni") != std::string::npos;
+    const int cw = zmm ? 32 : 16, nr = zmm ? 64 : 16;
     std::string why;
     QConvParams q;
-    q.conv = make(shapes[0]);
+    q.conv = make({1, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     if (wino->accepts(q, host_cpu(), &why)) EXPECT_TRUE(ran_names().count(name)) << name;
     else std::printf("note: %s does not run here: %s\n", name, why.c_str());
     // Where it steps aside: strides, other kernels, channels off the vector width, float output.
-    for (const Shape& s : {Shape{1, 16, 10, 10, 16, 3, 3, 2, 1, 1, 1, 1, 1}, Shape{1, 16, 10, 10, 16, 5, 5},
-                           Shape{1, 24, 10, 10, 16, 3, 3}, Shape{1, 16, 10, 10, 24, 3, 3}}) {
+    for (const Shape& s : {Shape{1, cw, 10, 10, nr, 3, 3, 2, 1, 1, 1, 1, 1}, Shape{1, cw, 10, 10, nr, 5, 5},
+                           Shape{1, cw + 8, 10, 10, nr, 3, 3}, Shape{1, cw, 10, 10, nr + 8, 3, 3}}) {
       q.conv = make(s);
       EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
     }
-    q.conv = make(shapes[0]);
+    // With VNNI, not where the tiles cover too many dropped outputs (7x7: 81 for 49).
+    q.conv = make({1, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1});
+    if (vnni) EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+    q.conv = make({1, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     q.out_f32 = 1;
     EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
   }
