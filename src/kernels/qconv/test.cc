@@ -422,8 +422,9 @@ TEST(QConv, WinogradTilesAreExact) {
       {1, 16, 14, 12, 32, 3, 3, 1, 1, 0, 0, 0, 0},  {1, 48, 11, 13, 16, 3, 3, 1, 1, 1, 0, 2, 1},
       {3, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    {1, 256, 14, 14, 32, 3, 3, 1, 1, 1, 1, 1, 1},
       {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1},    // F(2x2): 16 tiles, the panels split across tasks
-      {2, 32, 9, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1},  {1, 96, 14, 12, 64, 3, 3, 1, 1, 0, 0, 0, 0},
-      {1, 32, 11, 13, 64, 3, 3, 1, 1, 1, 0, 2, 1},  {1, 256, 14, 14, 192, 3, 3, 1, 1, 1, 1, 1, 1},
+      // The VNNI forms' (at least 48 tiles a block).
+      {4, 32, 9, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1},  {3, 96, 14, 12, 64, 3, 3, 1, 1, 0, 0, 0, 0},
+      {3, 32, 11, 13, 64, 3, 3, 1, 1, 1, 0, 2, 1},  {2, 256, 14, 14, 192, 3, 3, 1, 1, 1, 1, 1, 1},
       {2, 64, 29, 31, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // more tiles than one chunk of a panel's sums
   ran_names().clear();
   unsigned seed = 1;
@@ -445,7 +446,7 @@ TEST(QConv, WinogradTilesAreExact) {
     const int cw = zmm ? 32 : 16, nr = zmm ? 64 : 16;
     std::string why;
     QConvParams q;
-    q.conv = make({1, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
+    q.conv = make({3, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     if (wino->accepts(q, host_cpu(), &why)) EXPECT_TRUE(ran_names().count(name)) << name;
     else std::printf("note: %s does not run here: %s\n", name, why.c_str());
     // Where it steps aside: strides, other kernels, channels off the vector width, float output.
@@ -454,10 +455,13 @@ TEST(QConv, WinogradTilesAreExact) {
       q.conv = make(s);
       EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
     }
-    // With VNNI, not where the tiles cover too many dropped outputs (7x7: 81 for 49).
-    q.conv = make({1, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1});
-    if (vnni) EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
-    q.conv = make({1, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
+    // With VNNI, not where the tiles cover too many dropped outputs (7x7: 81 for 49), nor on
+    // blocks of fewer than 48 tiles (one 14x14 image: 25).
+    for (const Shape& s : {Shape{8, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1}, Shape{1, cw, 14, 14, nr, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+      q.conv = make(s);
+      if (vnni) EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+    }
+    q.conv = make({3, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     q.out_f32 = 1;
     EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
   }
