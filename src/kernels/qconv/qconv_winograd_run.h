@@ -22,6 +22,20 @@
 namespace systolic::kernels::qwinograd {
 namespace {
 
+// The ymm traits (AVX2 and AVX-VNNI), over the int16 GEMM traits Gemm: 16 channels widened per
+// input vector, sums on 8 lanes.
+template <class Gemm>
+struct YmmTraits {
+  using T = Gemm;
+  using S = Ymm;
+  typedef int16_t I16 __attribute__((vector_size(32)));
+  typedef uint32_t U32 __attribute__((vector_size(32)));
+  typedef int32_t S32 __attribute__((vector_size(32)));
+  static I16 widen16(const uint8_t* p) {
+    return I16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+};
+
 struct Ctx {
   QConvParams qp;
   QConvArgs a;
