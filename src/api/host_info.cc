@@ -68,8 +68,14 @@ const Kernel* pick(const Kernel* list, std::size_t n, const Params& p, std::stri
   return nullptr;
 }
 
-// What an int8 conv kernel multiplies with, from its name's instruction-set suffix.
+// What an int8 conv kernel multiplies with, from its name's instruction-set suffix (the
+// Winograd kernels multiply int16 transforms).
 const char* int8_instruction(const std::string& kernel) {
+  if (kernel.find("_winograd_") != std::string::npos) {
+    if (kernel.ends_with("_avx512vnni")) return "exact int16 Winograd on vpdpwssd zmm";
+    if (kernel.ends_with("_avxvnni")) return "exact int16 Winograd on vpdpwssd ymm";
+    return "exact int16 Winograd on vpmaddwd";
+  }
   if (kernel.ends_with("_amx")) return "tdpbusd tiles";
   if (kernel.ends_with("_avx512vnni")) return "vpdpbusd zmm";
   if (kernel.ends_with("_avxvnni")) return "vpdpbusd ymm";
