@@ -425,7 +425,8 @@ TEST(QConv, WinogradTilesAreExact) {
       // The VNNI forms' (at least 48 tiles a block).
       {4, 32, 9, 11, 128, 3, 3, 1, 1, 1, 1, 1, 1},  {3, 96, 14, 12, 64, 3, 3, 1, 1, 0, 0, 0, 0},
       {3, 32, 11, 13, 64, 3, 3, 1, 1, 1, 0, 2, 1},  {2, 256, 14, 14, 192, 3, 3, 1, 1, 1, 1, 1, 1},
-      {2, 64, 29, 31, 64, 3, 3, 1, 1, 1, 1, 1, 1}};  // more tiles than one chunk of a panel's sums
+      // More tiles than one chunk of a panel's sums: zmm (30 a chunk), ymm (120).
+      {2, 64, 29, 31, 64, 3, 3, 1, 1, 1, 1, 1, 1},  {2, 16, 40, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1}};
   ran_names().clear();
   unsigned seed = 1;
   for (const Shape& s : shapes) {
