@@ -66,6 +66,11 @@ struct QRequant {
   const uint8_t* lut = nullptr;
   void (*lut_rows)(const uint8_t* table, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t n,
                    int64_t rows) = nullptr;
+  // The steps after mid 2's rounding (scale, clamp, rounding, zero point) as 256 output bytes
+  // indexed by that rounding's integer minus mid_lo[1] (qconv_tail_table), or null. Drivers set
+  // it for the kernels' own use where a byte permute looks it up (AVX512-VBMI); kernels without
+  // one compute the steps.
+  const uint8_t* tail = nullptr;
 };
 
 struct QConvArgs {
@@ -109,6 +114,9 @@ void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_
                      uint8_t* dst);
 void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float* res, const Epilogue& ep,
                      float* dst);
+// QRequant::tail's bytes, by qconv_requant_n's arithmetic: false where mid 2 does not apply or
+// its bounds are not integers at most 255 apart (the table then has no meaning).
+bool qconv_tail_table(const QRequant& rq, uint8_t table[256]);
 
 // The oracle: plain loops over NCHW tensors with explicit zero points (acc = bias +
 // sum (x - zx[c]) * w, padding contributing nothing), then the contract's epilogue.

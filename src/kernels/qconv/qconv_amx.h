@@ -89,6 +89,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   qigemm::Ctx x;
   x.qp = qp;
   x.a = a;
+  alignas(64) uint8_t tail[256];
+  qigemm::attach_tail<T>(x.a.rq, tail);
   x.ss = p.src_stride ? p.src_stride : p.ic;
   x.ds = p.dst_stride ? p.dst_stride : p.oc;
   x.rs = p.res_stride ? p.res_stride : p.oc;

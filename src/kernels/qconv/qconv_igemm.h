@@ -85,6 +85,14 @@ std::size_t im2col_bytes(const QConvParams& qp) {
 // The run side below is instantiated in ISA files only; internal linkage keeps copies apart.
 namespace {
 
+// Points rq.tail at `table` (256 bytes that outlive the run) where traits T take the four-column
+// epilogue and the machine can look the table up (QRequant::tail).
+template <class T>
+void attach_tail(QRequant& rq, uint8_t* table) {
+  if constexpr (requires { T::kPackedRows; })
+    if (T::kPackedRows && host_cpu().avx512vbmi && qconv_tail_table(rq, table)) rq.tail = table;
+}
+
 // Everything a tile needs, computed once per run.
 struct Ctx {
   QConvParams qp;
@@ -421,6 +429,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   Ctx x;
   x.qp = qp;
   x.a = a;
+  alignas(64) uint8_t tail[256];
+  attach_tail<T>(x.a.rq, tail);
   x.ss = p.src_stride ? p.src_stride : p.ic;
   x.ds = p.dst_stride ? p.dst_stride : p.oc;
   x.rs = p.res_stride ? p.res_stride : p.oc;

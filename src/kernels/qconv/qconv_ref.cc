@@ -33,6 +33,19 @@ void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_
   }
 }
 
+bool qconv_tail_table(const QRequant& rq, uint8_t table[256]) {
+  const float lo1 = rq.mid_lo[1], hi1 = rq.mid_hi[1];
+  if (!(rq.mid & 2) || !(lo1 <= hi1) || hi1 - lo1 > 255.f || std::nearbyint(lo1) != lo1 || std::nearbyint(hi1) != hi1)
+    return false;
+  std::memset(table, 0, 256);
+  for (int i = 0; i <= int(hi1 - lo1); ++i) {
+    float t = (lo1 + float(i)) * rq.mid_scale[1];  // qconv_requant_n from mid 2's rounding on
+    t = std::fmin(std::fmax(t, rq.lo), rq.hi);
+    table[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + rq.zp);
+  }
+  return true;
+}
+
 void qconv_dequant_n(const int32_t* acc, int n, const float* scale, const float* res, const Epilogue& ep,
                      float* dst) {
   for (int i = 0; i < n; ++i) {

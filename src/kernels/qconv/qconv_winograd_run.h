@@ -255,6 +255,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   const ConvParams& p = qp.conv;
   Ctx x{qp, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
         p.res_stride ? p.res_stride : p.oc, grid<F, typename X::S>(p, long(pthreadpool_get_threads_count(pool)))};
+  alignas(64) uint8_t tail[256];
+  qigemm::attach_tail<T>(x.a.rq, tail);
   const long tb = x.g.tb, ic = p.ic;
   const long tc_max = std::max<long>(MR, kSumBytes / (long(kE) * NR * 4) / MR * MR);
   auto task = [&](std::size_t b, std::size_t gi) {

@@ -101,6 +101,7 @@ struct QEpilogueAvx512 {
   static constexpr bool kPackedRows = true;
   static void requant_rows64(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
                              const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
+    if (rq.tail) return requant_rows64_tail(c, ldc, rows, bias, scale, res, rs, rq, dst, ds);
     __m512i b[4];
     __m512 s[4];
     for (int j = 0; j < 4; ++j) {
@@ -128,6 +129,48 @@ struct QEpilogueAvx512 {
       const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zp16);
       const __m512i p23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), zp16);
       _mm512_storeu_si512(dst + i * ds, _mm512_permutexvar_epi32(order, _mm512_packus_epi16(p01, p23)));
+    }
+  }
+
+  // requant_rows64() with the steps after mid 2's rounding looked up in rq.tail (QRequant): the
+  // rounding's integers, less mid_lo[1], go to bytes through the same packs and index the 256-byte
+  // table by two byte permutes over register pairs, the index's top bit choosing between them;
+  // in place of mid 2's scale, the final clamp and rounding and the zero point (~4 of ~21 ops a
+  // vector on a QDQ bottleneck end). Only where the drivers found AVX512-VBMI.
+  __attribute__((target("avx512vbmi"))) static void requant_rows64_tail(const int32_t* c, long ldc, int rows,
+                                                                       const int32_t* bias, const float* scale,
+                                                                       const uint8_t* res, long rs, const QRequant& rq,
+                                                                       uint8_t* dst, long ds) {
+    __m512i b[4];
+    __m512 s[4];
+    for (int j = 0; j < 4; ++j) {
+      b[j] = bias ? _mm512_loadu_si512(bias + j * W) : _mm512_setzero_si512();
+      s[j] = _mm512_loadu_ps(scale + j * W);
+    }
+    const __m512 lo1 = _mm512_set1_ps(rq.mid_lo[1]), hi1 = _mm512_set1_ps(rq.mid_hi[1]);
+    const __m512i base = _mm512_set1_epi16(int16_t(rq.mid_lo[1]));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i t0 = _mm512_loadu_si512(rq.tail), t1 = _mm512_loadu_si512(rq.tail + 64);
+    const __m512i t2 = _mm512_loadu_si512(rq.tail + 128), t3 = _mm512_loadu_si512(rq.tail + 192);
+    Steps st(rq);
+    st.mid &= 1;  // mid 2's rounding below, its scale in the table
+    for (int i = 0; i < rows; ++i) {
+      __m512i q[4];
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) {
+        __m512i a = load32(c + i * ldc + j * W);
+        if (bias) a = _mm512_add_epi32(a, b[j]);
+        const __m128i r8 =
+            res ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs + j * W)) : _mm_setzero_si128();
+        const __m512 t = st.apply(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]), res != nullptr, r8);
+        q[j] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(t, lo1), hi1));  // in [lo1, hi1]
+      }
+      // q - lo1 in [0, 255]: exact through the int16 packs (|lo1|, |hi1| <= 255).
+      const __m512i p01 = _mm512_sub_epi16(_mm512_packs_epi32(q[0], q[1]), base);
+      const __m512i p23 = _mm512_sub_epi16(_mm512_packs_epi32(q[2], q[3]), base);
+      const __m512i idx = _mm512_permutexvar_epi32(order, _mm512_packus_epi16(p01, p23));
+      const __m512i low = _mm512_permutex2var_epi8(t0, idx, t1), high = _mm512_permutex2var_epi8(t2, idx, t3);
+      _mm512_storeu_si512(dst + i * ds, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), low, high));
     }
   }
 
