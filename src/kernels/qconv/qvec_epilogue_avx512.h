@@ -4,7 +4,9 @@
 #pragma once
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/epilogue.h"
 #include "kernels/qconv/qconv.h"
@@ -100,30 +102,55 @@ struct QEpilogueAvx512 {
   // 16 dot products at K = 64: every one counts.
   static constexpr bool kPackedRows = true;
   static void requant_rows64(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
-                             const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
-    if (rq.tail) return requant_rows64_tail(c, ldc, rows, bias, scale, res, rs, rq, dst, ds);
-    __m512i b[4];
-    __m512 s[4];
+                             const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds);
+
+  using Rows64 = void (*)(const int32_t*, long, int, const int32_t*, const float*, const uint8_t*, long,
+                          const QRequant&, uint8_t*, long);
+
+  // Column j of row c (its residual bytes at r): the bias where kBias, the scale, mid 1 where
+  // kMid1, the residual where kRes: the float before mid 2.
+  template <bool kBias, bool kRes, bool kMid1>
+  static __m512 scaled(const int32_t* c, int j, const __m512i (&b)[4], const __m512 (&s)[4], const uint8_t* r,
+                       const Steps& st) {
+    __m512i a = load32(c + j * W);
+    if constexpr (kBias) a = _mm512_add_epi32(a, b[j]);
+    __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]);
+    if constexpr (kMid1) t = grid(t, st.lo0, st.hi0, st.s0);
+    if constexpr (kRes) {
+      const __m128i r8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j * W));
+      t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), st.rzp), st.rsc));
+    }
+    return t;
+  }
+  static void load_columns(const int32_t* bias, const float* scale, __m512i (&b)[4], __m512 (&s)[4]) {
     for (int j = 0; j < 4; ++j) {
       b[j] = bias ? _mm512_loadu_si512(bias + j * W) : _mm512_setzero_si512();
       s[j] = _mm512_loadu_ps(scale + j * W);
     }
+  }
+  // packs/packus interleave 128-bit lanes: dword 4L + v holds vector v's lane L.
+  static __m512i lane_order() { return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15); }
+
+  // requant_rows64's loop for the steps in K: bit 0 the bias, 1 the residual, 2 the low clamp
+  // (where it is not the u8 range's), 3-4 the roundings (QRequant::mid).
+  template <int K>
+  static void rows64(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+                     const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
+    constexpr bool kBias = K & 1, kRes = K & 2, kKeepLo = K & 4, kMid1 = K & 8, kMid2 = K & 16;
+    __m512i b[4];
+    __m512 s[4];
+    load_columns(bias, scale, b, s);
     const __m512 lo = _mm512_set1_ps(rq.lo), hi = _mm512_set1_ps(rq.hi);
-    const bool keep_lo = rq.lo > float(-rq.zp);
     const __m512i zp16 = _mm512_set1_epi16(int16_t(rq.zp));
-    // packs/packus interleave 128-bit lanes: dword 4L + v holds vector v's lane L.
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i order = lane_order();
     const Steps st(rq);
     for (int i = 0; i < rows; ++i) {
       __m512i q[4];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        __m512i a = load32(c + i * ldc + j * W);
-        if (bias) a = _mm512_add_epi32(a, b[j]);
-        const __m128i r8 =
-            res ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs + j * W)) : _mm_setzero_si128();
-        __m512 t = st.apply(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]), res != nullptr, r8);
-        if (keep_lo) t = _mm512_max_ps(t, lo);
+        __m512 t = scaled<kBias, kRes, kMid1>(c + i * ldc, j, b, s, kRes ? res + i * rs : nullptr, st);
+        if constexpr (kMid2) t = grid(t, st.lo1, st.hi1, st.s1);
+        if constexpr (kKeepLo) t = _mm512_max_ps(t, lo);
         q[j] = _mm512_cvtps_epi32(_mm512_min_ps(t, hi));
       }
       const __m512i p01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), zp16);
@@ -132,37 +159,32 @@ struct QEpilogueAvx512 {
     }
   }
 
-  // requant_rows64() with the steps after mid 2's rounding looked up in rq.tail (QRequant): the
+  // rows64() with the steps after mid 2's rounding looked up in rq.tail (QRequant): the
   // rounding's integers, less mid_lo[1], go to bytes through the same packs and index the 256-byte
   // table by two byte permutes over register pairs, the index's top bit choosing between them;
   // in place of mid 2's scale, the final clamp and rounding and the zero point (~4 of ~21 ops a
-  // vector on a QDQ bottleneck end). Only where the drivers found AVX512-VBMI.
-  __attribute__((target("avx512vbmi"))) static void requant_rows64_tail(const int32_t* c, long ldc, int rows,
-                                                                       const int32_t* bias, const float* scale,
-                                                                       const uint8_t* res, long rs, const QRequant& rq,
-                                                                       uint8_t* dst, long ds) {
+  // vector on a QDQ bottleneck end). Only where the drivers found AVX512-VBMI. K: bit 0 the bias,
+  // 1 the residual, 2 mid 1.
+  template <int K>
+  __attribute__((target("avx512vbmi"))) static void rows64_tail(const int32_t* c, long ldc, int rows,
+                                                               const int32_t* bias, const float* scale,
+                                                               const uint8_t* res, long rs, const QRequant& rq,
+                                                               uint8_t* dst, long ds) {
+    constexpr bool kBias = K & 1, kRes = K & 2, kMid1 = K & 4;
     __m512i b[4];
     __m512 s[4];
-    for (int j = 0; j < 4; ++j) {
-      b[j] = bias ? _mm512_loadu_si512(bias + j * W) : _mm512_setzero_si512();
-      s[j] = _mm512_loadu_ps(scale + j * W);
-    }
+    load_columns(bias, scale, b, s);
     const __m512 lo1 = _mm512_set1_ps(rq.mid_lo[1]), hi1 = _mm512_set1_ps(rq.mid_hi[1]);
     const __m512i base = _mm512_set1_epi16(int16_t(rq.mid_lo[1]));
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i order = lane_order();
     const __m512i t0 = _mm512_loadu_si512(rq.tail), t1 = _mm512_loadu_si512(rq.tail + 64);
     const __m512i t2 = _mm512_loadu_si512(rq.tail + 128), t3 = _mm512_loadu_si512(rq.tail + 192);
-    Steps st(rq);
-    st.mid &= 1;  // mid 2's rounding below, its scale in the table
+    const Steps st(rq);
     for (int i = 0; i < rows; ++i) {
       __m512i q[4];
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        __m512i a = load32(c + i * ldc + j * W);
-        if (bias) a = _mm512_add_epi32(a, b[j]);
-        const __m128i r8 =
-            res ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs + j * W)) : _mm_setzero_si128();
-        const __m512 t = st.apply(_mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]), res != nullptr, r8);
+        const __m512 t = scaled<kBias, kRes, kMid1>(c + i * ldc, j, b, s, kRes ? res + i * rs : nullptr, st);
         q[j] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(t, lo1), hi1));  // in [lo1, hi1]
       }
       // q - lo1 in [0, 255]: exact through the int16 packs (|lo1|, |hi1| <= 255).
@@ -172,6 +194,15 @@ struct QEpilogueAvx512 {
       const __m512i low = _mm512_permutex2var_epi8(t0, idx, t1), high = _mm512_permutex2var_epi8(t2, idx, t3);
       _mm512_storeu_si512(dst + i * ds, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), low, high));
     }
+  }
+
+  template <int... K>
+  static constexpr std::array<Rows64, sizeof...(K)> loops(std::integer_sequence<int, K...>) {
+    return {&rows64<K>...};
+  }
+  template <int... K>
+  static constexpr std::array<Rows64, sizeof...(K)> tail_loops(std::integer_sequence<int, K...>) {
+    return {&rows64_tail<K>...};
   }
 
   static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
@@ -189,5 +220,22 @@ struct QEpilogueAvx512 {
     _mm512_storeu_ps(dst, t);
   }
 };
+
+// QEpilogueAvx512's loops by their steps, constant-initialized (no guard on each call).
+inline constexpr std::array<QEpilogueAvx512::Rows64, 32> kQRows64Loops =
+    QEpilogueAvx512::loops(std::make_integer_sequence<int, 32>{});
+inline constexpr std::array<QEpilogueAvx512::Rows64, 8> kQRows64TailLoops =
+    QEpilogueAvx512::tail_loops(std::make_integer_sequence<int, 8>{});
+
+// One loop per combination of the epilogue's steps, chosen once per call: written with run-time
+// tests, GCC kept a test and a branch per vector for each (the bias, the residual, both
+// roundings, the low clamp) inside the loop.
+inline void QEpilogueAvx512::requant_rows64(const int32_t* c, long ldc, int rows, const int32_t* bias,
+                                            const float* scale, const uint8_t* res, long rs, const QRequant& rq,
+                                            uint8_t* dst, long ds) {
+  const int bits = (bias ? 1 : 0) | (res ? 2 : 0) | (rq.lo > float(-rq.zp) ? 4 : 0);
+  if (rq.tail) return kQRows64TailLoops[(bits & 3) | (rq.mid & 1) << 2](c, ldc, rows, bias, scale, res, rs, rq, dst, ds);
+  kQRows64Loops[bits | (rq.mid & 3) << 3](c, ldc, rows, bias, scale, res, rs, rq, dst, ds);
+}
 
 }  // namespace systolic::kernels
