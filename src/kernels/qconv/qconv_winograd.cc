@@ -26,7 +26,7 @@ igemm::Blocking blocking() {
 }  // namespace
 
 template <class F, class S>
-bool eligible(const QConvParams& qp, std::string* why, long min_tiles) {
+bool eligible(const QConvParams& qp, std::string* why, double max_waste, long min_tiles) {
   const ConvParams& p = qp.conv;
   if (!conv_well_formed(p, why)) return false;
   if (p.src_u8) return conv_reject(why, "src_u8 is the fp32 family's image input");
@@ -40,7 +40,7 @@ bool eligible(const QConvParams& qp, std::string* why, long min_tiles) {
                                 .c_str());
   if (p.ic > kMaxIc) return conv_reject(why, "Winograd's int32 sums are exact up to 1024 input channels");
   const long tiles = long(winograd::ceil_tiles(p.oh, F::kTile)) * winograd::ceil_tiles(p.ow, F::kTile);
-  if (waste<F>(p) > 2.0) return conv_reject(why, "Winograd tiles would hold too few outputs");
+  if (waste<F>(p) > max_waste) return conv_reject(why, "Winograd tiles would cover too many dropped outputs");
   if (winograd::block_tiles(p, kElems<F>, p.n * tiles, S::MR, blocking<S>().l2_input) < min_tiles)
     return conv_reject(why, "Winograd tile blocks too small for the weights they stream");
   return true;
@@ -106,18 +106,12 @@ bool accepts_avx2(const QConvParams& p, const CpuFeatures& cpu, std::string* why
 bool accepts_avxvnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma() || !cpu.avx_vnni) return conv_reject(why, "needs avx-vnni");
   if (cpu.has_avx512_vnni()) return conv_reject(why, "the zmm form runs here");
-  if (!qwinograd::eligible<F3, Ymm>(p, why, qwinograd::kVnniMinBlockTiles)) return false;
-  if (qwinograd::waste<F3>(p.conv) > qwinograd::kVnniMaxWaste)
-    return conv_reject(why, "F(3x3) tiles cover too many dropped outputs to beat the byte dot product");
-  return true;
+  return qwinograd::eligible<F3, Ymm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::kVnniMinBlockTiles);
 }
 
 bool accepts_avx512vnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx512_vnni()) return conv_reject(why, "needs avx512-vnni");
-  if (!qwinograd::eligible<F3, Zmm>(p, why, qwinograd::kVnniMinBlockTiles)) return false;
-  if (qwinograd::waste<F3>(p.conv) > qwinograd::kVnniMaxWaste)
-    return conv_reject(why, "F(3x3) tiles cover too many dropped outputs to beat the byte dot product");
-  return true;
+  return qwinograd::eligible<F3, Zmm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::kVnniMinBlockTiles);
 }
 
 std::size_t no_workspace(const QConvParams&) { return 0; }

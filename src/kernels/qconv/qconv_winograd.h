@@ -73,10 +73,11 @@ constexpr long kMinBlockTiles = 12;
 // 25 tiles, 3.3 MB of weights from L3 per conv) ran 0.35-0.39 ms against the direct 0.29-0.36.
 constexpr long kVnniMinBlockTiles = 48;
 
-// 3x3, stride 1, no dilation, one group, u8 output, channels in whole vectors, and at least
-// min_tiles tiles per block for the weights each block streams.
+// 3x3, stride 1, no dilation, one group, u8 output, channels in whole vectors, tiles covering at
+// most max_waste times the outputs, and at least min_tiles tiles per block for the weights each
+// block streams.
 template <class F, class S>
-bool eligible(const QConvParams& p, std::string* why, long min_tiles = kMinBlockTiles);
+bool eligible(const QConvParams& p, std::string* why, double max_waste = 2.0, long min_tiles = kMinBlockTiles);
 
 // Packed weights: [element][panel][ic / 2][NR][2] int16 (the igemm tile's layout per element).
 template <class F, class S>

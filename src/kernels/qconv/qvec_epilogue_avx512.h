@@ -38,10 +38,14 @@ struct QEpilogueAvx512 {
         : mid(rq.mid), rzp(_mm512_set1_ps(float(rq.res_zp))), rsc(_mm512_set1_ps(rq.res_scale)),
           lo0(_mm512_set1_ps(rq.mid_lo[0])), hi0(_mm512_set1_ps(rq.mid_hi[0])), s0(_mm512_set1_ps(rq.mid_scale[0])),
           lo1(_mm512_set1_ps(rq.mid_lo[1])), hi1(_mm512_set1_ps(rq.mid_hi[1])), s1(_mm512_set1_ps(rq.mid_scale[1])) {}
+    // t plus the residual's bytes r8, dequantized.
+    __m512 residual(__m512 t, __m128i r8) const {
+      return _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
+    }
     // t with the residual's bytes r8 where `res`.
     __m512 apply(__m512 t, bool res, __m128i r8) const {
       if (mid & 1) t = grid(t, lo0, hi0, s0);
-      if (res) t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
+      if (res) t = residual(t, r8);
       if (mid & 2) t = grid(t, lo1, hi1, s1);
       return t;
     }
@@ -116,10 +120,7 @@ struct QEpilogueAvx512 {
     if constexpr (kBias) a = _mm512_add_epi32(a, b[j]);
     __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]);
     if constexpr (kMid1) t = grid(t, st.lo0, st.hi0, st.s0);
-    if constexpr (kRes) {
-      const __m128i r8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j * W));
-      t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), st.rzp), st.rsc));
-    }
+    if constexpr (kRes) t = st.residual(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j * W)));
     return t;
   }
   static void load_columns(const int32_t* bias, const float* scale, __m512i (&b)[4], __m512 (&s)[4]) {
