@@ -117,6 +117,10 @@ class Session {
   // outputs()[k].bytes() writable bytes; no allocation. An output shaped by its values (a
   // dim of -1) needs the allocating run() below.
   Status run(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // run() with each input given as rows along its batch dimension: rows[k] holds n pointers to
+  // inputs()[k].bytes() / n bytes each, a null one a row of zeros (padding). What a server
+  // merging requests calls: the rows go straight into the model's input, copied in parallel.
+  Status run_rows(const std::vector<std::vector<const void*>>& rows, const std::vector<void*>& outputs);
   // Inputs by name, outputs in order; checks dtypes and shapes.
   Expected<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
 

@@ -44,6 +44,10 @@ Status Session::run(const std::vector<const void*>& inputs, const std::vector<vo
   return impl_->session->run_into(inputs, outputs);
 }
 
+Status Session::run_rows(const std::vector<std::vector<const void*>>& rows, const std::vector<void*>& outputs) {
+  return impl_->session->run_rows(rows, outputs);  // checks counts, row sizes and buffers
+}
+
 Expected<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string, Tensor>>& inputs) {
   const auto& ins = impl_->model->inputs;
   const auto& outs = impl_->model->outputs;

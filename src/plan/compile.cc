@@ -233,9 +233,11 @@ Expected<std::shared_ptr<Program>> compile(ir::Graph graph, const CompileOptions
       return p;
     }
     if (opts.micro_batch > 0)
-      return Err("batch %lld cannot run as runs of %lld: the model compiled for batch %lld %s",
-                 static_cast<long long>(batch), static_cast<long long>(micro), static_cast<long long>(micro),
-                 p.ok() ? "has other shapes" : p.status().message().c_str());
+      return Err("batch %lld cannot run as runs of %lld: %s", static_cast<long long>(batch),
+                 static_cast<long long>(micro),
+                 (p.ok() ? "the model compiled for batch " + std::to_string(micro) + " has other shapes"
+                         : "compiling for batch " + std::to_string(micro) + ": " + p.status().message())
+                     .c_str());
     why_whole = "the network at a smaller batch differs in shape";
   }
   auto p = compile_at(std::move(graph), opts, batch, after_pass, &split);

@@ -63,6 +63,11 @@ class Session {
   // allocate; see there), and only the error path builds a message. Profiling and tracing
   // stay allocation-free too (the trace buffer is reserved by set_trace).
   Status run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
+  // run_into with each input given as rows along its first (batch) dimension: rows[k] holds n
+  // pointers to inputs()[k].bytes() / n bytes each, a null one a row of zeros (padding). The
+  // rows go straight into the plan's input slots, copied in parallel on the pool, so a server
+  // merging requests keeps no batch buffer of its own. Allocates only for a dynamic tail.
+  Status run_rows(const std::vector<std::vector<const void*>>& rows, const std::vector<void*>& outputs);
   // Inputs as run_into takes them; outputs allocated in the shapes of this run (a plan with a
   // dynamic tail gives data-dependent shapes here).
   Status run_dynamic(const std::vector<const void*>& inputs, std::vector<HostTensor>* outputs);
@@ -107,6 +112,8 @@ class Session {
   // Copies slice `run` (of runs_ along the batch) of each input into the arena; `who` names
   // the caller in errors.
   Status load_inputs(const std::vector<const void*>& inputs, const char* who, int64_t run = 0);
+  // The same for inputs given as rows (run_rows; checked there).
+  void load_rows(const std::vector<std::vector<const void*>>& rows, int64_t run);
   // Copies the static outputs of the graph's run `run` into their slices of `outputs`.
   void store_outputs(const std::vector<void*>& outputs, int64_t run) const;
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),

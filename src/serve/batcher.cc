@@ -150,16 +150,20 @@ void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
       if (ladder_[j]->batch() <= left || !batched_) li = j;
     const int64_t b = batched_ ? ladder_[li]->batch() : 1;
     const int64_t take = std::min(b, left);
+    // The requests' rows go straight into the session's input (no batch buffer here); rows
+    // past `take` pad a larger plan with zeros.
     for (std::size_t k = 0; k < in_row_.size(); ++k) {
-      uint8_t* dst = w->in[li][k].data();
-      for (int64_t r = 0; r < take; ++r) {
+      std::vector<const void*>& src = w->rows[li][k];
+      for (int64_t r = 0; r < b; ++r) {
+        if (r >= take) {
+          src[static_cast<std::size_t>(r)] = nullptr;
+          continue;
+        }
         const auto [pi, pr] = rows[static_cast<std::size_t>(done + r)];
-        std::memcpy(dst + static_cast<std::size_t>(r) * in_row_[k],
-                    batch[pi].inputs[k].data() + static_cast<std::size_t>(pr) * in_row_[k], in_row_[k]);
+        src[static_cast<std::size_t>(r)] = batch[pi].inputs[k].data() + static_cast<std::size_t>(pr) * in_row_[k];
       }
-      if (take < b) std::memset(dst + take * in_row_[k], 0, static_cast<std::size_t>(b - take) * in_row_[k]);
     }
-    st = w->sessions[li]->run(w->in_ptrs[li], w->out_ptrs[li]);
+    st = w->sessions[li]->run_rows(w->rows[li], w->out_ptrs[li]);
     metrics_.exec_count.fetch_add(1);
     if (!st.ok()) break;
     for (std::size_t k = 0; k < out_row_.size(); ++k) {

@@ -74,11 +74,11 @@ Status ModelRunner::start_worker(Worker* w, int compute_nice) {
   for (const auto& model : ladder_) {
     auto sess = model->new_session(settings_.threads);
     if (!sess.ok()) return sess.status();
-    std::vector<std::vector<uint8_t>> in, out;
-    std::vector<const void*> ip;
+    std::vector<std::vector<uint8_t>> out;
     std::vector<void*> op;
-    for (const TensorSpec& t : (*sess)->inputs()) in.emplace_back(t.bytes(), 0);
-    for (auto& b : in) ip.push_back(b.data());
+    // Each input's row pointers (null rows read as zeros: the warm-up's, and a batch's padding).
+    const std::size_t n = batched_ ? static_cast<std::size_t>(model->batch()) : 1;
+    std::vector<std::vector<const void*>> rows((*sess)->inputs().size(), std::vector<const void*>(n, nullptr));
     if (run_shaped_) {
       // Outputs shaped by the run have no fixed buffers: the allocating run, on zeros.
       std::vector<std::pair<std::string, Tensor>> named;
@@ -89,12 +89,11 @@ Status ModelRunner::start_worker(Worker* w, int compute_nice) {
     } else {
       for (const TensorSpec& t : (*sess)->outputs()) out.emplace_back(t.bytes(), 0);
       for (auto& b : out) op.push_back(b.data());
-      SYSTOLIC_RETURN_IF_ERROR((*sess)->run(ip, op));
+      SYSTOLIC_RETURN_IF_ERROR((*sess)->run_rows(rows, op));
     }
     w->sessions.push_back(std::move(*sess));
-    w->in.push_back(std::move(in));
+    w->rows.push_back(std::move(rows));
     w->out.push_back(std::move(out));
-    w->in_ptrs.push_back(std::move(ip));
     w->out_ptrs.push_back(std::move(op));
   }
   return Status::Ok();

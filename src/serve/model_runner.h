@@ -107,8 +107,8 @@ class ModelRunner {
 struct ModelRunner::Worker {
   std::thread thread;
   std::vector<std::unique_ptr<Session>> sessions;             // per ladder size
-  std::vector<std::vector<std::vector<uint8_t>>> in, out;     // [ladder][tensor]
-  std::vector<std::vector<const void*>> in_ptrs;
+  std::vector<std::vector<std::vector<const void*>>> rows;    // [ladder][input][row], set per run
+  std::vector<std::vector<std::vector<uint8_t>>> out;         // [ladder][output]
   std::vector<std::vector<void*>> out_ptrs;
 };
 
