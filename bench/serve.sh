@@ -7,6 +7,8 @@
 #   503, 503 latency, p99 of the admitted, server RSS after each of four phases: gRPC (each
 #   client on its own connection, as separate callers), REST, gRPC with every client on one
 #   shared connection, REST;
+# - with --image, all of it on the model's image plan (--preprocess imagenet): the clients send
+#   uint8 224x224 RGB images, a quarter of the float tensor's bytes, and bench times that plan;
 # - SIGTERM under 16 clients: admitted requests that failed (must be 0).
 set -euo pipefail
 
@@ -14,9 +16,10 @@ usage() {
   cat <<'USAGE'
 usage: bench/serve.sh [--model resnet50] [--precision fp32] [--batch 16] [--delay-us 20000]
                       [--rounds 3] [--seconds 15] [--threads 2] [--instances 1]
-                      [--bench-batch B] [--serve-args "FLAGS"]
+                      [--bench-batch B] [--serve-args "FLAGS"] [--image]
 --threads is per instance; bench's batch throughput runs the same instances and threads, at
---bench-batch (default --batch). --serve-args: more flags for systolic serve.
+--bench-batch (default --batch). --serve-args: more flags for systolic serve. --image: serve and
+bench the image plan (normalisation folded into the first layer); requests are uint8 images.
 Environment: SYSTOLIC (binary, default build/systolic), LOAD (the load generator, default
 build/systolic_serve_load).
 USAGE
@@ -24,9 +27,14 @@ USAGE
 die() { echo "serve.sh: $*" >&2; exit 1; }
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 model=resnet50 precision=fp32 batch=16 delay=20000 rounds=3 seconds=15 threads=2 instances=1
-bench_batch="" serve_args=""
+bench_batch="" serve_args="" image=() load_in=()
 while [[ $# -gt 0 ]]; do
   [[ $1 == -h || $1 == --help ]] && { usage; exit 0; }
+  if [[ $1 == --image ]]; then
+    image=(--preprocess imagenet) load_in=(--datatype UINT8 --shape 1,224,224,3)
+    shift
+    continue
+  fi
   [[ $# -ge 2 ]] || die "missing value for $1 (see --help)"
   case $1 in
     --model) model=$2 ;; --precision) precision=$2 ;; --batch) batch=$2 ;; --delay-us) delay=$2 ;;
@@ -58,7 +66,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 
 start_server() {  # extra flags; sets pid, grpc, http
   "$SYSTOLIC" serve --model "$model=$onnx" --precision "$precision" --max-batch-size "$batch" \
-    --threads "$threads" --instances "$instances" --no-tuned --http-port 0 --grpc-port 0 $serve_args "$@" 2> "$work/server.log" &
+    --threads "$threads" --instances "$instances" --no-tuned --http-port 0 --grpc-port 0 "${image[@]}" $serve_args "$@" 2> "$work/server.log" &
   pid=$!
   for _ in $(seq 1200); do grep -q "serving on" "$work/server.log" && break; sleep 0.5; done
   grep -q "serving on" "$work/server.log" || die "server did not start: $(cat "$work/server.log")"
@@ -67,7 +75,7 @@ start_server() {  # extra flags; sets pid, grpc, http
 }
 stop_server() { kill -TERM "$pid"; wait "$pid" || true; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-bench() { "$SYSTOLIC" bench "$onnx" --precision "$precision" --batch "$1" --threads "$threads" --no-tuned \
+bench() { "$SYSTOLIC" bench "$onnx" --precision "$precision" --batch "$1" --threads "$threads" --no-tuned "${image[@]}" \
           --iters "$2" --instances "${3:-1}" --json 2>/dev/null; }
 
 start_server --max-queue-delay-us "$delay"
@@ -75,10 +83,10 @@ b1_p50=() bb_tp=() g_tp=() r_p50=() g_p50=()
 for r in $(seq "$rounds"); do
   o=$(bench 1 20); b1_p50+=("$(json "$o" p50_ms)")
   o=$(bench "$bench_batch" 5 "$instances"); bb_tp+=("$(json "$o" throughput_per_s)")
-  o=$("$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds")
+  o=$("$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds" "${load_in[@]}")
   g_tp+=("$(json "$o" throughput_per_s)"); g_p50+=("$(json "$o" p50_ms)")
   [[ $(json "$o" errors) == 0 && $(json "$o" rejected) == 0 ]] || echo "round $r: gRPC errors: $o" >&2
-  o=$("$LOAD" rest --addr "127.0.0.1:$http" --model "$model" --clients 1 --seconds "$seconds")
+  o=$("$LOAD" rest --addr "127.0.0.1:$http" --model "$model" --clients 1 --seconds "$seconds" "${load_in[@]}")
   r_p50+=("$(json "$o" p50_ms)")
   echo "round $r: bench b1 p50 ${b1_p50[-1]} ms, b$bench_batch ${bb_tp[-1]}/s; gRPC x16 ${g_tp[-1]}/s; REST x1 p50 ${r_p50[-1]} ms" >&2
 done
@@ -88,7 +96,7 @@ stop_server
 # clients; four phases, RSS after each (flat: the later phases do not grow it).
 start_server --max-queue-delay-us "$delay" --max-queue-size "$batch"
 rate=$($PY -c "print(4 * $(median "${bb_tp[@]}"))")
-load() { "$LOAD" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) \
+load() { "$LOAD" "$1" --addr "127.0.0.1:$2" --model "$model" --clients $((4 * batch)) "${load_in[@]}" \
            --rate "$rate" --seconds "$seconds" "${@:3}"; }
 # The batch time under this load, from the server's own counters: compute time summed per
 # request over requests, i.e. the mean time of the batch each admitted request rode in.
@@ -105,7 +113,7 @@ stop_server
 
 # SIGTERM while 16 clients are sending: every admitted request must succeed.
 start_server --max-queue-delay-us "$delay"
-"$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds 8 --warmup 0 > "$work/term.json" &
+"$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds 8 --warmup 0 "${load_in[@]}" > "$work/term.json" &
 load=$!
 sleep 4
 kill -TERM "$pid"
@@ -115,7 +123,7 @@ term=$(cat "$work/term.json")
 
 m_b1=$(median "${b1_p50[@]}") m_bb=$(median "${bb_tp[@]}") m_g=$(median "${g_tp[@]}") m_r=$(median "${r_p50[@]}")
 echo
-echo "| $model $precision, $instances x $threads threads, serving batch $batch ${serve_args:+($serve_args)} | systolic bench | systolic serve | ratio / gap |"
+echo "| $model $precision, $instances x $threads threads, serving batch $batch${image:+, uint8 images} ${serve_args:+($serve_args)} | systolic bench | systolic serve | ratio / gap |"
 echo "|---|---|---|---|"
 printf '| 16 gRPC clients, batch-1 requests (req/s) | %.1f (batch %s) | %.1f | %.2fx |\n' "$m_bb" "$bench_batch" "$m_g" "$($PY -c "print($m_g/$m_bb)")"
 printf '| 1 REST client, batch 1, p50 (ms) | %.1f | %.1f | %+.1f ms |\n' "$m_b1" "$m_r" "$($PY -c "print($m_r-$m_b1)")"

@@ -2,7 +2,8 @@
 // generator costs the shared cores little (bench/serve_load.py is the same with Python's
 // clients). N clients (threads), each sending batch-1 requests for S seconds over gRPC
 // (raw_input_contents) or REST (the binary tensor extension), back to back, or with --rate R
-// open-loop (request k is due at k/R seconds; whichever client is free sends it). Prints one
+// open-loop (request k is due at k/R seconds; whichever client is free sends it); FP32 tensors,
+// or with --datatype UINT8 an image plan's uint8 images (a quarter of the bytes). Prints one
 // JSON line: requests, ok, rejected (503 / UNAVAILABLE), errors by kind, served throughput,
 // latency percentiles of the successful requests and of the rejections. Each gRPC client has
 // its own connection, as separate callers do; --shared-connection puts them all on one HTTP/2
@@ -36,7 +37,7 @@ namespace http = beast::http;
 namespace net = boost::asio;
 
 struct Options {
-  std::string protocol, addr, model, input_name = "input", shape = "1,3,224,224";
+  std::string protocol, addr, model, input_name = "input", shape = "1,3,224,224", datatype = "FP32";
   std::vector<int64_t> dims;  // parsed from shape
   int clients = 1;
   bool shared_connection = false;
@@ -95,7 +96,7 @@ class Load {
     req.set_model_name(o_.model);
     auto* in = req.add_inputs();
     in->set_name(o_.input_name);
-    in->set_datatype("FP32");
+    in->set_datatype(o_.datatype);
     for (int64_t d : o_.dims) in->add_shape(d);
     req.add_raw_input_contents(raw_);
     while (auto t0 = next_slot()) {
@@ -118,7 +119,7 @@ class Load {
     nlohmann::json head = {{"inputs",
                             {{{"name", o_.input_name},
                               {"shape", o_.dims},
-                              {"datatype", "FP32"},
+                              {"datatype", o_.datatype},
                               {"parameters", {{"binary_data_size", raw_.size()}}}}}},
                            {"parameters", {{"binary_data_output", true}}}};
     const std::string h = head.dump();
@@ -205,6 +206,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model)->required();
   app.add_option("--input-name", o.input_name);
   app.add_option("--shape", o.shape, "comma-separated");
+  app.add_option("--datatype", o.datatype, "FP32 (standard normal values) or UINT8 (an image's bytes)")
+      ->check(CLI::IsMember({"FP32", "UINT8"}));
   app.add_option("--clients", o.clients)->check(CLI::Range(1, 4096));
   app.add_option("--seconds", o.seconds)->check(CLI::PositiveNumber);
   app.add_option("--warmup", o.warmup)->check(CLI::NonNegativeNumber);
@@ -226,12 +229,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "systolic_serve_load: --shape %s is not a list of positive sizes\n", o.shape.c_str());
     return 2;
   }
-  // Standard normal values from a fixed seed: the model's arithmetic, not the input, is timed.
-  std::vector<float> x(static_cast<std::size_t>(elems));
+  // Values from a fixed seed: the model's arithmetic, not the input, is timed.
   std::mt19937 rng(0);
-  std::normal_distribution<float> nd;
-  for (float& v : x) v = nd(rng);
-  Load load(o, std::string(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float)));
+  std::string raw;
+  if (o.datatype == "UINT8") {
+    raw.resize(static_cast<std::size_t>(elems));
+    for (char& c : raw) c = static_cast<char>(rng() & 0xff);
+  } else {
+    std::vector<float> x(static_cast<std::size_t>(elems));
+    std::normal_distribution<float> nd;
+    for (float& v : x) v = nd(rng);
+    raw.assign(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+  }
+  Load load(o, std::move(raw));
   std::vector<std::thread> ts;
   for (int i = 0; i < o.clients; ++i)
     ts.emplace_back([&] { o.protocol == "grpc" ? load.grpc_client() : load.rest_client(); });
