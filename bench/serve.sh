@@ -2,7 +2,7 @@
 # serve.sh: systolic serve against `systolic bench` in the same run, interleaved rounds, medians.
 # - 16 gRPC clients sending batch-1 requests: served throughput / bench's at --bench-batch
 #   (default: the serving batch);
-# - one client, batch 1, binary REST: p50 minus bench's batch-1 p50;
+# - one client, batch 1, binary REST: p50 minus bench's batch-1 p50 on all the threads;
 # - 4x overload (4 x bench's throughput offered open-loop, a queue of one batch): only 200 or
 #   503, 503 latency, p99 of the admitted, server RSS after each of four phases: gRPC (each
 #   client on its own connection, as separate callers), REST, gRPC with every client on one
@@ -75,13 +75,14 @@ start_server() {  # extra flags; sets pid, grpc, http
 }
 stop_server() { kill -TERM "$pid"; wait "$pid" || true; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-bench() { "$SYSTOLIC" bench "$onnx" --precision "$precision" --batch "$1" --threads "$threads" --no-tuned "${image[@]}" \
+bench() { "$SYSTOLIC" bench "$onnx" --precision "$precision" --batch "$1" --threads "${4:-$threads}" --no-tuned "${image[@]}" \
           --iters "$2" --instances "${3:-1}" --json 2>/dev/null; }
 
 start_server --max-queue-delay-us "$delay"
 b1_p50=() bb_tp=() g_tp=() r_p50=() g_p50=()
 for r in $(seq "$rounds"); do
-  o=$(bench 1 20); b1_p50+=("$(json "$o" p50_ms)")
+  # A lone request runs on every instance's threads (the server's wide session).
+  o=$(bench 1 20 1 $((threads * instances))); b1_p50+=("$(json "$o" p50_ms)")
   o=$(bench "$bench_batch" 5 "$instances"); bb_tp+=("$(json "$o" throughput_per_s)")
   o=$("$LOAD" grpc --addr "127.0.0.1:$grpc" --model "$model" --clients 16 --seconds "$seconds" "${load_in[@]}")
   g_tp+=("$(json "$o" throughput_per_s)"); g_p50+=("$(json "$o" p50_ms)")

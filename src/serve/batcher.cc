@@ -2,7 +2,9 @@
 // (waiting up to max_queue_delay_us for more while the batch is short, unless the last batch
 // held one request: then nobody else is sending and waiting only adds latency), drops those whose
 // client is gone or whose deadline passed, runs the merged rows on the ladder's sessions
-// (largest size first, so nothing is padded) and answers every request.
+// (largest size first, so nothing is padded) and answers every request. With several
+// instances, a lone request (nothing queued, no worker computing) runs on the wide session of
+// every instance's threads; workers that take a batch meanwhile wait for it.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -74,7 +76,7 @@ void ModelRunner::worker_loop(Worker* w) {
     const auto free_since = Clock::now();
     batch.clear();
     dropped.clear();
-    bool more = false;
+    bool more = false, wide = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -107,7 +109,14 @@ void ModelRunner::worker_loop(Worker* w) {
         batch.push_back(std::move(p));
         queue_.pop_front();
       }
-      if (!batch.empty()) last_batch_requests_ = static_cast<int64_t>(batch.size());
+      if (!batch.empty()) {
+        last_batch_requests_ = static_cast<int64_t>(batch.size());
+        // A lone request, nothing queued behind it and no other worker computing: the wide
+        // session's threads are all free.
+        wide = wide_ && !wide_running_ && busy_ == 0 && queue_.empty() && batch.size() == 1 && batch[0].rows == 1;
+        wide_running_ = wide_running_ || wide;
+        ++busy_;
+      }
       more = !queue_.empty();
     }
     if (more) cv_.notify_one();  // another worker may take the rest
@@ -118,13 +127,29 @@ void ModelRunner::worker_loop(Worker* w) {
                                            : "request timed out in the queue before it was computed"});
       metrics_.pending.fetch_sub(1);
     }
-    if (!batch.empty()) execute(w, batch);
+    if (batch.empty()) continue;
+    if (!wide) {  // a wide run has every thread: wait for its end
+      std::unique_lock<std::mutex> lock(mu_);
+      wide_done_.wait(lock, [&] { return !wide_running_; });
+    }
+    if (wide) metrics_.wide_exec_count.fetch_add(1);  // before the answer goes out
+    execute(wide ? wide_.get() : w, batch, wide);
   }
 }
 
-void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
+void ModelRunner::computed(bool wide) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --busy_;
+    if (wide) wide_running_ = false;
+  }
+  if (wide) wide_done_.notify_all();
+}
+
+void ModelRunner::execute(Worker* w, std::vector<Pending>& batch, bool wide) {
   if (run_shaped_) {
     for (Pending& p : batch) execute_run_shaped(w, p);
+    computed(wide);
     return;
   }
   const auto start = Clock::now();
@@ -177,6 +202,9 @@ void ModelRunner::execute(Worker* w, std::vector<Pending>& batch) {
     done += take;
   }
   const double compute_us = us_between(start, Clock::now());
+  // The threads are free before the answers go out: a lone client's next request, sent the
+  // moment it has this answer, finds no worker computing and may run wide.
+  computed(wide);
   if (st.ok()) metrics_.inference_count.fetch_add(static_cast<uint64_t>(total));
   for (std::size_t i = 0; i < batch.size(); ++i) finish(batch[i], start, compute_us, st, outs[i]);
 }

@@ -76,6 +76,9 @@ std::string render_metrics(const std::vector<LabelledMetrics>& ms) {
          [](const ModelMetrics& m) { return v(m.inference_count); });
   scalar(&out, ms, "nv_inference_exec_count", "counter", "Number of model executions performed",
          [](const ModelMetrics& m) { return v(m.exec_count); });
+  scalar(&out, ms, "systolic_inference_wide_exec_count", "counter",
+         "Executions of a lone request on the threads of every instance (the other instances idle)",
+         [](const ModelMetrics& m) { return v(m.wide_exec_count); });
   scalar(&out, ms, "nv_inference_pending_request_count", "gauge",
          "Number of admitted requests not yet answered (queued or computing)",
          [](const ModelMetrics& m) { return static_cast<double>(m.pending.load()); });

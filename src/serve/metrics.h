@@ -27,6 +27,7 @@ struct ModelMetrics {
   std::atomic<uint64_t> failure_internal{0};   // a session error
   std::atomic<uint64_t> inference_count{0};    // rows computed (batch n counts n)
   std::atomic<uint64_t> exec_count{0};         // session runs
+  std::atomic<uint64_t> wide_exec_count{0};    // of those, lone requests on every instance's threads
   std::atomic<int64_t> pending{0};             // admitted, not yet answered
   std::atomic<uint64_t> request_us{0}, queue_us{0}, compute_us{0};  // cumulative
   Histogram request_hist, queue_hist, compute_hist;

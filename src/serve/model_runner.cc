@@ -60,8 +60,8 @@ Expected<std::vector<std::string>> read_labels(const std::string& path) {
 }  // namespace
 
 // Runs on the worker's thread: lowers its priority, then makes a session of every ladder size,
-// each warmed up with one run of zeros.
-Status ModelRunner::start_worker(Worker* w, int compute_nice) {
+// each warmed up with one run of zeros; with make_wide, also the wide session (wide_).
+Status ModelRunner::start_worker(Worker* w, int compute_nice, bool make_wide) {
   // Below the network threads: under full load they still answer, refuse and read promptly.
   // Relative to the process's own nice value, so lowering never needs a privilege.
   if (compute_nice > 0) {
@@ -71,8 +71,20 @@ Status ModelRunner::start_worker(Worker* w, int compute_nice) {
     if (errno == 0 && setpriority(PRIO_PROCESS, tid, std::min(19, base + compute_nice)) != 0)
       return Err("cannot lower the inference threads' priority by %d: %s", compute_nice, std::strerror(errno));
   }
-  for (const auto& model : ladder_) {
-    auto sess = model->new_session(settings_.threads);
+  SYSTOLIC_RETURN_IF_ERROR(add_sessions(w, ladder_.size(), settings_.threads));
+  if (!make_wide) return Status::Ok();
+  auto wide = std::make_unique<Worker>();
+  SYSTOLIC_RETURN_IF_ERROR(add_sessions(wide.get(), 1, settings_.threads * settings_.instances));
+  wide_ = std::move(wide);  // read by the workers only once a request is queued (after load())
+  return Status::Ok();
+}
+
+// Sessions of the first `count` ladder sizes on `threads` threads, each warmed up with one run of
+// zeros, with their I/O buffers.
+Status ModelRunner::add_sessions(Worker* w, std::size_t count, int threads) {
+  for (std::size_t li = 0; li < count; ++li) {
+    const auto& model = ladder_[li];
+    auto sess = model->new_session(threads);
     if (!sess.ok()) return sess.status();
     std::vector<std::vector<uint8_t>> out;
     std::vector<void*> op;
@@ -211,8 +223,10 @@ Expected<std::shared_ptr<ModelRunner>> ModelRunner::load(const ModelSource& src,
     ModelRunner* self = r.get();
     auto ready = std::make_shared<std::promise<Status>>();
     started.push_back(ready->get_future());
-    wp->thread = std::thread([self, wp, ready, compute_nice] {
-      Status st = self->start_worker(wp, compute_nice);
+    // Worker 0 also makes the wide session: a lone request runs on every instance's threads.
+    const bool make_wide = i == 0 && s.instances > 1 && r->batched_ && !r->run_shaped_ && r->ladder_[0]->batch() == 1;
+    wp->thread = std::thread([self, wp, ready, compute_nice, make_wide] {
+      Status st = self->start_worker(wp, compute_nice, make_wide);
       ready->set_value(st);
       if (st.ok()) self->worker_loop(wp);
     });

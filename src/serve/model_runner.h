@@ -71,9 +71,12 @@ class ModelRunner {
   struct Worker;
   ModelRunner() = default;
   std::optional<Error> admit(InferRequest& req, Pending* p) const;
-  Status start_worker(Worker* w, int compute_nice);
+  Status start_worker(Worker* w, int compute_nice, bool make_wide);
+  Status add_sessions(Worker* w, std::size_t count, int threads);
   void worker_loop(Worker* w);
-  void execute(Worker* w, std::vector<Pending>& batch);
+  // Runs the batch on w's sessions, calls computed(wide) once the sessions are done, answers.
+  void execute(Worker* w, std::vector<Pending>& batch, bool wide);
+  void computed(bool wide);  // the worker no longer computes (busy_, wide_running_)
   void execute_run_shaped(Worker* w, Pending& p);
   // A computed request's metrics, then its answer: `outs` (and `run`, see respond()), or the
   // run's error.
@@ -94,12 +97,21 @@ class ModelRunner {
   std::vector<std::string> labels_;
   std::vector<std::string> notes_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // With several instances, a session of all their threads at batch 1: a request that finds the
+  // queue empty and every worker idle runs on it (wide), so a lone client gets the whole
+  // model's threads while concurrent clients keep the instances apart. Workers that take a
+  // batch during a wide run wait for its end (wide_done_), so threads never outnumber the
+  // model's.
+  std::unique_ptr<Worker> wide_;
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   bool stopping_ = false;
   int64_t last_batch_requests_ = 2;  // under mu_; starts as if requests were merging
+  int busy_ = 0;                      // under mu_: workers between taking a batch and answering it
+  bool wide_running_ = false;         // under mu_
+  std::condition_variable wide_done_;
   ModelMetrics metrics_;
 };
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -144,6 +145,53 @@ TEST(ServeServer, ConcurrentRequestsShareBatches) {
   EXPECT_EQ(count_of(m, "nv_inference_request_success"), 8u);
   EXPECT_LT(count_of(m, "nv_inference_exec_count"), 8u);
   EXPECT_EQ(count_of(m, "nv_inference_pending_request_count"), 0u);
+  EXPECT_EQ(count_of(m, "systolic_inference_wide_exec_count"), 0u);  // one instance: nothing to widen
+}
+
+// With two single-thread instances, a lone request runs on the wide session (both threads);
+// concurrent ones keep to their instances, every answer the reference's, and nothing stalls
+// when wide and narrow runs meet.
+TEST(ServeServer, ALoneRequestRunsOnEveryInstancesThreads) {
+  ModelSettings d;
+  d.max_batch_size = 4;
+  d.instances = 2;
+  d.threads = 1;
+  auto s = make_server(d);
+  ASSERT_TRUE(s);
+  auto one = Model::open(tiny_model("tiny"), ModelOptions{});
+  ASSERT_TRUE(one.ok());
+  auto sess = (*one)->new_session(1);
+  ASSERT_TRUE(sess.ok());
+  std::mutex ref_mu;  // one reference session for every client thread
+  auto check = [&](const Result& r, const std::vector<float>& x) {
+    ASSERT_TRUE(std::holds_alternative<InferResponse>(r)) << std::get<Error>(r).message;
+    std::vector<float> want(16);
+    {
+      std::lock_guard<std::mutex> lock(ref_mu);
+      ASSERT_TRUE((*sess)->run({x.data()}, {want.data()}).ok());
+    }
+    const auto& out = std::get<InferResponse>(r).outputs.at(0);
+    ASSERT_EQ(out.data.size(), 16 * sizeof(float));
+    const float* got = reinterpret_cast<const float*>(out.data.data());
+    for (int c = 0; c < 16; ++c) EXPECT_NEAR(got[c], want[c], 1e-5f * (1 + std::fabs(want[c]))) << c;
+  };
+  for (uint32_t i = 0; i < 3; ++i) {
+    const auto x = random_rows(1, 40 + i);
+    check(infer_sync(*s, request("tiny", x, 1)), x);
+  }
+  EXPECT_EQ(count_of(s->metrics_text(), "systolic_inference_wide_exec_count"), 3u);
+
+  std::vector<std::future<void>> fs;
+  for (uint32_t i = 0; i < 24; ++i)
+    fs.push_back(std::async(std::launch::async, [&, i] {
+      const auto x = random_rows(1, 50 + i);
+      check(infer_sync(*s, request("tiny", x, 1)), x);
+    }));
+  for (auto& f : fs) f.get();
+  const std::string m = s->metrics_text();
+  EXPECT_EQ(count_of(m, "nv_inference_request_success"), 27u);
+  EXPECT_EQ(count_of(m, "nv_inference_count"), 27u);
+  EXPECT_GE(count_of(m, "systolic_inference_wide_exec_count"), 3u);
 }
 
 TEST(ServeServer, RequestsQueuedBehindABusyWorkerStillWaitForCompany) {
