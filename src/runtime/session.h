@@ -64,7 +64,8 @@ class Session {
   // stay allocation-free too (the trace buffer is reserved by set_trace).
   Status run_into(const std::vector<const void*>& inputs, const std::vector<void*>& outputs);
   // run_into with each input given as rows along its first (batch) dimension: rows[k] holds n
-  // pointers to inputs()[k].bytes() / n bytes each, a null one a row of zeros (padding). The
+  // pointers to inputs()[k].bytes() / n bytes each, a null one a row of zeros (padding); one row
+  // is the whole input, however the plan cuts its batch into micro-batch runs. The
   // rows go straight into the plan's input slots, copied in parallel on the pool, so a server
   // merging requests keeps no batch buffer of its own. Allocates only for a dynamic tail.
   Status run_rows(const std::vector<std::vector<const void*>>& rows, const std::vector<void*>& outputs);

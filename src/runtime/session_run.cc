@@ -118,7 +118,14 @@ void Session::load_rows(const std::vector<std::vector<const void*>>& rows, int64
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const ir::Tensor& t = g.t(g.inputs[k]);
     if (t.arena_offset < 0 || t.bytes() == 0) continue;
-    const std::size_t n = rows[k].size() / static_cast<std::size_t>(runs_);  // this run's rows
+    const std::size_t all = rows[k].size(), runs = static_cast<std::size_t>(runs_);
+    if (all % runs != 0) {  // one row: the whole input, whose slice `run` this run reads
+      const uint8_t* whole = static_cast<const uint8_t*>(rows[k][0]);
+      const void* src = whole ? whole + run * t.bytes() : nullptr;
+      copy_rows(arena_ + t.arena_offset, &src, 1, static_cast<std::size_t>(t.bytes()), pool_.get());
+      continue;
+    }
+    const std::size_t n = all / runs;  // this run's rows
     copy_rows(arena_ + t.arena_offset, rows[k].data() + static_cast<std::size_t>(run) * n, n,
               static_cast<std::size_t>(t.bytes()) / n, pool_.get());
   }
@@ -130,7 +137,7 @@ Status Session::run_rows(const std::vector<std::vector<const void*>>& rows, cons
     return Err("run_rows: the model has %zu inputs; got rows for %zu", g.inputs.size(), rows.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const std::size_t n = rows[k].size(), bytes = static_cast<std::size_t>(inputs_[k].bytes());
-    if (n == 0 || bytes % n != 0 || n % static_cast<std::size_t>(runs_) != 0)
+    if (n == 0 || bytes % n != 0 || (n != 1 && n % static_cast<std::size_t>(runs_) != 0))
       return Err("run_rows: input '%s' (%s%s) cannot be cut into %zu rows", inputs_[k].name.c_str(),
                  ir::dtype_name(inputs_[k].dtype), ir::shape_str(inputs_[k].shape).c_str(), n);
   }

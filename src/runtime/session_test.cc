@@ -63,7 +63,8 @@ TEST(Session, ThreadsGiveTheSameResult) {
 
 // run_rows: rows scattered in memory (a server's requests) give run_into's bytes, whole and
 // as micro-batches, on one thread and on a pool (rows of 3 KB: 192 KB copies in slices); a null
-// row reads as zeros; counts that do not cut the input are errors naming it.
+// row reads as zeros; one row is the whole input; counts that do not cut the input are errors
+// naming it.
 TEST(Session, RowsRunAsTheWholeInput) {
   for (const auto& [threads, micro] : {std::pair{1, 0}, std::pair{2, 0}, std::pair{2, 2}, std::pair{1, 4}}) {
     SCOPED_TRACE("threads " + std::to_string(threads) + ", micro-batch " + std::to_string(micro));
@@ -90,6 +91,10 @@ TEST(Session, RowsRunAsTheWholeInput) {
     ASSERT_TRUE(s->run_into({in.data()}, {want.data()}).ok());
     rows[5] = rows[63] = nullptr;
     ASSERT_TRUE(s->run_rows({rows}, {got.data()}).ok());
+    EXPECT_EQ(got, want);
+
+    // One row is the whole input, micro-batched or not (a fixed-batch model's one request).
+    ASSERT_TRUE(s->run_rows({{in.data()}}, {got.data()}).ok());
     EXPECT_EQ(got, want);
 
     Status st = s->run_rows({std::vector<const void*>(63, rows[0])}, {got.data()});
