@@ -115,6 +115,11 @@ class Session {
   Status load_inputs(const std::vector<const void*>& inputs, const char* who, int64_t run = 0);
   // The same for inputs given as rows (run_rows; checked there).
   void load_rows(const std::vector<std::vector<const void*>>& rows, int64_t run);
+  // The static plan's runs (run_into, run_rows): every output buffer checked, then per
+  // micro-batch run the inputs loaded by load(run), the steps, the outputs stored; `who` names
+  // the caller in errors.
+  template <class Load>
+  Status run_static(const std::vector<void*>& outputs, const char* who, Load&& load);
   // Copies the static outputs of the graph's run `run` into their slices of `outputs`.
   void store_outputs(const std::vector<void*>& outputs, int64_t run) const;
   // The dynamic tail on this run's values: model inputs from `inputs` (in inputs() order),

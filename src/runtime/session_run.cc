@@ -131,6 +131,20 @@ void Session::load_rows(const std::vector<std::vector<const void*>>& rows, int64
   }
 }
 
+template <class Load>
+Status Session::run_static(const std::vector<void*>& outputs, const char* who, Load&& load) {
+  const ir::Graph& g = program_->graph;
+  for (std::size_t k = 0; k < outputs.size(); ++k)
+    if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
+      return Err("%s: output '%s' is a null buffer", who, g.t(g.outputs[k]).name.c_str());
+  for (int64_t r = 0; r < runs_; ++r) {
+    SYSTOLIC_RETURN_IF_ERROR(load(r));
+    SYSTOLIC_RETURN_IF_ERROR(execute());
+    store_outputs(outputs, r);
+  }
+  return Status::Ok();
+}
+
 Status Session::run_rows(const std::vector<std::vector<const void*>>& rows, const std::vector<void*>& outputs) {
   const ir::Graph& g = program_->graph;
   if (rows.size() != g.inputs.size())
@@ -153,15 +167,10 @@ Status Session::run_rows(const std::vector<std::vector<const void*>>& rows, cons
   }
   if (outputs.size() != outputs_.size())
     return Err("run_rows: the model has %zu outputs; got %zu buffers", outputs_.size(), outputs.size());
-  for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
-      return Err("run_rows: output '%s' is a null buffer", g.t(g.outputs[k]).name.c_str());
-  for (int64_t r = 0; r < runs_; ++r) {
+  return run_static(outputs, "run_rows", [&](int64_t r) {
     load_rows(rows, r);
-    SYSTOLIC_RETURN_IF_ERROR(execute());
-    store_outputs(outputs, r);
-  }
-  return Status::Ok();
+    return Status::Ok();
+  });
 }
 
 void Session::store_outputs(const std::vector<void*>& outputs, int64_t run) const {
@@ -210,15 +219,7 @@ Status Session::run_into(const std::vector<const void*>& inputs, const std::vect
     }
     return Status::Ok();
   }
-  for (std::size_t k = 0; k < outputs.size(); ++k)
-    if (!outputs[k] && g.t(g.outputs[k]).bytes() > 0)
-      return Err("run_into: output '%s' is a null buffer", g.t(g.outputs[k]).name.c_str());
-  for (int64_t r = 0; r < runs_; ++r) {
-    SYSTOLIC_RETURN_IF_ERROR(load_inputs(inputs, "run_into", r));
-    SYSTOLIC_RETURN_IF_ERROR(execute());
-    store_outputs(outputs, r);
-  }
-  return Status::Ok();
+  return run_static(outputs, "run_into", [&](int64_t r) { return load_inputs(inputs, "run_into", r); });
 }
 
 Status Session::execute() {
