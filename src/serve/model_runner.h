@@ -100,8 +100,8 @@ class ModelRunner {
   // With several instances, a session of all their threads at batch 1: a request that finds the
   // queue empty and every worker idle runs on it (wide), so a lone client gets the whole
   // model's threads while concurrent clients keep the instances apart. Workers that take a
-  // batch during a wide run wait for its end (wide_done_), so threads never outnumber the
-  // model's.
+  // batch during a wide run wait for its end (wide_done_): wide and narrow runs never overlap
+  // (the wide pool's workers may still spin a moment after a run, as pthreadpool's do).
   std::unique_ptr<Worker> wide_;
 
   std::mutex mu_;
@@ -109,7 +109,7 @@ class ModelRunner {
   std::deque<Pending> queue_;
   bool stopping_ = false;
   int64_t last_batch_requests_ = 2;  // under mu_; starts as if requests were merging
-  int busy_ = 0;                      // under mu_: workers between taking a batch and answering it
+  int busy_ = 0;                      // under mu_: workers between taking a batch and computed()
   bool wide_running_ = false;         // under mu_
   std::condition_variable wide_done_;
   ModelMetrics metrics_;

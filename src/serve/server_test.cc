@@ -80,6 +80,13 @@ uint64_t count_of(const std::string& metrics, const std::string& name) {
   return at == std::string::npos ? ~0ull : std::stoull(metrics.substr(at + key.size()));
 }
 
+// Row `row` of an answer's 16 outputs against the tiny model run alone on that row of x.
+void expect_reference_row(Session& ref, const std::vector<float>& x, const float* got, int row) {
+  std::vector<float> want(16);
+  ASSERT_TRUE(ref.run({x.data() + row * 3 * 32 * 32}, {want.data()}).ok());
+  for (int c = 0; c < 16; ++c) EXPECT_NEAR(got[c], want[c], 1e-5f * (1 + std::fabs(want[c]))) << row << " " << c;
+}
+
 TEST(ServeServer, MetadataAndConfigDescribeTheLadder) {
   ModelSettings d;
   d.max_batch_size = 4;
@@ -116,12 +123,8 @@ TEST(ServeServer, MergedRowsMatchSingleRuns) {
   const auto& out = std::get<InferResponse>(r).outputs.at(0);
   EXPECT_EQ(out.shape, (std::vector<int64_t>{3, 16, 1, 1}));
   ASSERT_EQ(out.data.size(), 3 * 16 * sizeof(float));
-  for (int row = 0; row < 3; ++row) {
-    std::vector<float> want(16);
-    ASSERT_TRUE((*sess)->run({x.data() + row * 3 * 32 * 32}, {want.data()}).ok());
-    const float* got = reinterpret_cast<const float*>(out.data.data()) + row * 16;
-    for (int c = 0; c < 16; ++c) EXPECT_NEAR(got[c], want[c], 1e-5f * (1 + std::fabs(want[c]))) << row << " " << c;
-  }
+  for (int row = 0; row < 3; ++row)
+    expect_reference_row(**sess, x, reinterpret_cast<const float*>(out.data.data()) + row * 16, row);
 }
 
 TEST(ServeServer, ConcurrentRequestsShareBatches) {
@@ -165,15 +168,10 @@ TEST(ServeServer, ALoneRequestRunsOnEveryInstancesThreads) {
   std::mutex ref_mu;  // one reference session for every client thread
   auto check = [&](const Result& r, const std::vector<float>& x) {
     ASSERT_TRUE(std::holds_alternative<InferResponse>(r)) << std::get<Error>(r).message;
-    std::vector<float> want(16);
-    {
-      std::lock_guard<std::mutex> lock(ref_mu);
-      ASSERT_TRUE((*sess)->run({x.data()}, {want.data()}).ok());
-    }
     const auto& out = std::get<InferResponse>(r).outputs.at(0);
     ASSERT_EQ(out.data.size(), 16 * sizeof(float));
-    const float* got = reinterpret_cast<const float*>(out.data.data());
-    for (int c = 0; c < 16; ++c) EXPECT_NEAR(got[c], want[c], 1e-5f * (1 + std::fabs(want[c]))) << c;
+    std::lock_guard<std::mutex> lock(ref_mu);
+    expect_reference_row(**sess, x, reinterpret_cast<const float*>(out.data.data()), 0);
   };
   for (uint32_t i = 0; i < 3; ++i) {
     const auto x = random_rows(1, 40 + i);
