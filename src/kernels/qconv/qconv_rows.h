@@ -62,8 +62,32 @@ namespace {
 using qigemm::Ctx;
 using qigemm::TileOut;
 
-// One tile of R pixels against one panel: rp[ky][i] is pixel i's padded kernel row ky.
-template <class T, int R, int NV, int MR>
+// dot_tile_p over one padded kernel row of G groups (G known here), unrolled whole: the stems'
+// rows are 3 (3x3) or 6 (7x7) groups, and a loop of so few trips per kernel row cost the 7x7
+// stem a mispredicted exit and the row pointers' reloads 7 times a tile.
+template <class T, int R, int NV, int G>
+SYSTOLIC_INLINE void dot_row(const typename T::A* const* rp, const typename T::B* w, typename T::V (&acc)[R][NV]) {
+  constexpr int W = T::W, KG = T::KG;
+  const typename T::A* r[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) r[i] = rp[i];
+#pragma GCC unroll 16
+  for (int k = 0; k < G; ++k) {
+    typename T::V b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) b[j] = T::loadb(w + (k * NV + j) * W * KG);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) {
+      const typename T::V av = T::bcast(r[i] + k * KG);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = T::dot(acc[i][j], av, b[j]);
+    }
+  }
+}
+
+// One tile of R pixels against one panel: rp[ky][i] is pixel i's padded kernel row ky, each
+// gpr groups long (G where that is known at compile time, else 0).
+template <class T, int R, int NV, int MR, int G>
 void tile(const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const typename T::B* w, const TileOut& o) {
   constexpr int W = T::W, NR = NV * W;
   typename T::V acc[R][NV];
@@ -71,7 +95,10 @@ void tile(const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const ty
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) acc[i][j] = T::zero();
-  for (int ky = 0; ky < x.qp.conv.kh; ++ky) qigemm::dot_tile_p<T, R, NV>(gpr, rp[ky], w + ky * gpr * NR * T::KG, acc);
+  for (int ky = 0; ky < x.qp.conv.kh; ++ky) {
+    if constexpr (G > 0) dot_row<T, R, NV, G>(rp[ky], w + ky * G * NR * T::KG, acc);
+    else qigemm::dot_tile_p<T, R, NV>(gpr, rp[ky], w + ky * gpr * NR * T::KG, acc);
+  }
   alignas(64) int32_t sums[R * NV * W];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i)
@@ -80,12 +107,21 @@ void tile(const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const ty
   qigemm::store_sums<T, NV>(x, sums, NV * W, R, o);
 }
 
-template <class T, int R, int NV, int MR>
+template <class T, int R, int NV, int MR, int G>
 void tile_rows(int rows, const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const typename T::B* w,
                const TileOut& o) {
   if constexpr (R > 1)
-    if (rows < R) return tile_rows<T, R - 1, NV, MR>(rows, x, rp, gpr, w, o);
-  tile<T, R, NV, MR>(x, rp, gpr, w, o);
+    if (rows < R) return tile_rows<T, R - 1, NV, MR, G>(rows, x, rp, gpr, w, o);
+  tile<T, R, NV, MR, G>(x, rp, gpr, w, o);
+}
+
+// tile_rows with the kernel row's groups fixed where they are the stems' (3 or 6).
+template <class T, int MR, int NV>
+void tile_rows_g(int rows, const Ctx& x, const typename T::A* const (*rp)[MR], long gpr, const typename T::B* w,
+                 const TileOut& o) {
+  if (gpr == 6) return tile_rows<T, MR, NV, MR, 6>(rows, x, rp, gpr, w, o);
+  if (gpr == 3) return tile_rows<T, MR, NV, MR, 3>(rows, x, rp, gpr, w, o);
+  tile_rows<T, MR, NV, MR, 0>(rows, x, rp, gpr, w, o);
 }
 
 }  // namespace
@@ -125,9 +161,26 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     long img = t0 * MR / hw;
     int oy = int((t0 * MR - img * hw) / p.ow), ox = int(t0 * MR - img * hw - long(oy) * p.ow);
     const long row_step = long(p.dh) * p.iw * p.ic;
+    const long pix_step = long(p.sw) * p.ic;
     for (long t = t0; t < t1; ++t) {
       const long m = t * MR;
       const int r = int(std::min<long>(MR, M - m));
+      // The common tile: its pixels on one output row, every window inside the image: the row
+      // pointers step by the stride, without a test per pixel and kernel row.
+      const int fx0 = ox * p.sw - p.pad_l, fy0 = oy * p.sh - p.pad_t, lx0 = fx0 + (r - 1) * p.sw;
+      if (ox + r <= p.ow && fx0 >= 0 && long(lx0) * p.ic + rowp <= long(p.iw) * p.ic && fy0 >= 0 &&
+          fy0 + (p.kh - 1) * p.dh < p.ih) {
+        const uint8_t* s = a.src + ((img * p.ih + fy0) * p.iw + fx0) * long(p.ic);
+        for (int ky = 0; ky < p.kh; ++ky)
+          for (int i = 0; i < r; ++i) rp[ky][i] = s + ky * row_step + i * pix_step;
+        ox += r;
+        if (ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
+        for (long pn = 0; pn < x.panels_g; ++pn) {
+          const TileOut o{m, pn * NR, int(std::min<long>(NR, p.oc - pn * NR))};
+          tile_rows_g<T, MR, NV>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
+        }
+        continue;
+      }
       for (int i = 0; i < r; ++i) {
         const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
         const uint8_t* image = a.src + img * p.ih * p.iw * long(p.ic);
@@ -147,13 +200,17 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
           } else if (inside) {
             rp[ky][i] = image + (long(iy) * p.iw + ix0) * p.ic;
           } else {
+            // The pad bytes where the row leaves the image, the source's run in between, zeros
+            // past the row: byte loops (a few bytes each; libc calls cost more than the copy).
             uint8_t* d = buf[i][ky];
-            for (int kx = 0; kx < p.kw; ++kx) {
-              const int ix = ix0 + kx;
-              const uint8_t* s = unsigned(ix) < unsigned(p.iw) ? image + (long(iy) * p.iw + ix) * p.ic : a.pad;
-              std::memcpy(d + kx * p.ic, s, std::size_t(p.ic));
-            }
-            std::memset(d + row, 0, std::size_t(rowp - row));
+            const long in0 = long(std::max(0, -ix0)) * p.ic, in1 = long(std::min(p.kw, p.iw - ix0)) * p.ic;
+            const uint8_t* src = image + long(iy) * p.iw * p.ic;
+            const long at = long(ix0) * p.ic;  // src[at + k] for k in [in0, in1): inside the row
+            long k = 0;
+            for (; k < in0; ++k) d[k] = padrow[k];
+            for (; k < in1; ++k) d[k] = src[at + k];
+            for (; k < row; ++k) d[k] = padrow[k];
+            for (; k < rowp; ++k) d[k] = 0;
             rp[ky][i] = d;
           }
         }
@@ -161,7 +218,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
       }
       for (long pn = 0; pn < x.panels_g; ++pn) {
         const TileOut o{m, pn * NR, int(std::min<long>(NR, p.oc - pn * NR))};
-        tile_rows<T, MR, NV, MR>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
+        tile_rows_g<T, MR, NV>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
       }
     }
     qigemm::lut_block(x, t0 * MR, std::min(M, t1 * MR) - t0 * MR, 0, p.oc);

@@ -366,6 +366,10 @@ TEST(QConv, PaddedKernelRows) {
     o.zp = 255 - zx;
     o.threads = zx == 128 ? 2 : 1;
     check({2, 3, 23, 21, 64, 7, 7, 2, 1, 3, 3, 3, 3}, o, unsigned(zx + 1));   // ResNet's stem
+    // Wide rows: most tiles lie on one output row with every window inside (pointers stepped
+    // by the stride), the rest straddle rows or edges.
+    check({2, 3, 19, 70, 64, 7, 7, 2, 1, 3, 3, 3, 3}, o, unsigned(zx + 7));
+    check({1, 3, 11, 75, 32, 3, 3, 2, 1, 1, 1, 1, 1}, o, unsigned(zx + 8));
     check({1, 3, 17, 19, 32, 3, 3, 2, 1, 1, 1, 1, 1}, o, unsigned(zx + 2));   // MobileNet's
     check({1, 3, 9, 8, 40, 3, 3, 1, 1, 0, 0, 0, 0}, o, unsigned(zx + 3));     // rows ending at the edge
     check({1, 1, 6, 11, 16, 5, 5, 1, 1, 2, 2, 2, 2}, o, unsigned(zx + 4));
@@ -460,7 +464,9 @@ TEST(QConv, WinogradTilesAreExact) {
     // blocks of fewer than 48 tiles (one 14x14 image: 25).
     for (const Shape& s : {Shape{8, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1}, Shape{1, cw, 14, 14, nr, 3, 3, 1, 1, 1, 1, 1, 1}}) {
       q.conv = make(s);
-      if (vnni) EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+      if (vnni) {
+        EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+      }
     }
     q.conv = make({3, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     q.out_f32 = 1;
