@@ -51,7 +51,12 @@ inline BlockGrid block_grid(long k, long step, long elem, long mr, long nr, long
   }
   b.bt = grid_ceil_div(tiles, b.mblocks);
   b.mblocks = grid_ceil_div(tiles, b.bt);  // equal blocks
-  if (b.chunks > 1) b.pgroups = std::max(b.pgroups, grid_ceil_div(panels * b.bt * tile_partial, lim.partial_bytes));
+  // With several chunks, a task's partial sums (pb panels of bt tiles) fit their buffer: pb
+  // counted from what fits, not from the bytes over all panels, whose rounding made pb one too
+  // many and sent ResNet-50's 1x1 convs into 2048 channels (32 panels, K of 512-1024) to the
+  // one-tile tasks below, each streaming its panel's whole K of weights from L2 for six pixels.
+  if (b.chunks > 1)
+    b.pgroups = std::max(b.pgroups, grid_ceil_div(panels, std::max(1L, lim.partial_bytes / (b.bt * tile_partial))));
   b.pb = grid_ceil_div(panels, b.pgroups);
   b.pgroups = grid_ceil_div(panels, b.pb);  // equal groups
   // Where a block or the partial sums still overflow their buffers (tile drivers: 32-row tiles),
