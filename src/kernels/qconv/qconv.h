@@ -6,9 +6,11 @@
 //     g = k / ocg; x u8, w s8, acc int32 (exact); out-of-image reads of x are pad[g*icg + c].
 //   The zero points live in bias and pad, so kernels multiply raw bytes:
 //     bias[k] = b[k] - sum_{c,ky,kx} zx[c] * w[k,c,ky,kx]   (qconv_fold_bias), pad[c] = zx[c].
-//   u8 output:  t = float(acc) * scale[k]
-//               [mid 1]    t = rne(min(max(t, mid_lo[0]), mid_hi[0])) * mid_scale[0]
-//               [residual] t = t + (float(r) - res_zp) * res_scale
+//   u8 output:  t = fma(float(acc), scale[k], off)          (off = res_off(rq) with a residual
+//                                                             and no mid 1, else 0)
+//               [mid 1]    t = fma(rne(min(max(t, mid_lo[0]), mid_hi[0])), mid_scale[0], off)
+//                          (off = res_off(rq) with a residual, else 0)
+//               [residual] t = fma(float(r), res_scale, t)
 //               [mid 2]    t = rne(min(max(t, mid_lo[1]), mid_hi[1])) * mid_scale[1]
 //               t = min(max(t, lo), hi);  dst = rne(t) + zp        (lo >= -zp, hi <= 255 - zp)
 //               [table]    dst = lut[dst]   (an activation between two uint8 grids fused into the
@@ -17,8 +19,13 @@
 //     its residual add) and before its activation, so a fused conv computes what the model
 //     specifies; calibrated plans have none.
 //   f32 output: t = float(acc) * scale[k];  with a residual  t = t + r (float);  dst = act(t)
-// Every kernel does these float operations in this order (no fused multiply-add: the family's
-// files are built with -ffp-contract=off), so all of them give the reference's bytes exactly.
+//   The residual's dequantization (r - res_zp) * res_scale is split: its constant res_off =
+//   -float(res_zp) * res_scale rides on the multiply before it, its product on one fused
+//   multiply-add: two operations where a sub, a multiply and an add were (a ResNet bottleneck
+//   end's epilogue is as many vector operations as its dot products).
+// Every kernel does these float operations in this order, the fused multiply-adds explicit (the
+// family's files are built with -ffp-contract=off: no others), so all of them give the
+// reference's bytes exactly.
 #pragma once
 #include <pthreadpool.h>
 
@@ -72,6 +79,10 @@ struct QRequant {
   // one compute the steps.
   const uint8_t* tail = nullptr;
 };
+
+// The residual's dequantization constant (the contract's res_off): -res_zp x res_scale, one
+// float multiply, the same in every kernel.
+inline float res_off(const QRequant& rq) { return -static_cast<float>(rq.res_zp) * rq.res_scale; }
 
 struct QConvArgs {
   const uint8_t* src = nullptr;

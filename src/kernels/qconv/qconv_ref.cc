@@ -22,12 +22,14 @@ void qconv_fold_bias(const ConvParams& p, const int8_t* w, const int32_t* bias, 
 
 void qconv_requant_n(const int32_t* acc, int n, const float* scale, const uint8_t* res, const QRequant& rq,
                      uint8_t* dst) {
-  auto mid = [&](float t, int m) { return std::nearbyint(std::fmin(std::fmax(t, rq.mid_lo[m]), rq.mid_hi[m])) * rq.mid_scale[m]; };
+  auto clamp = [&](float t, int m) { return std::fmin(std::fmax(t, rq.mid_lo[m]), rq.mid_hi[m]); };
+  const float off = res ? res_off(rq) : 0.f;
   for (int i = 0; i < n; ++i) {
-    float t = static_cast<float>(acc[i]) * scale[i];
-    if (rq.mid & 1) t = mid(t, 0);
-    if (res) t = t + (static_cast<float>(res[i]) - static_cast<float>(rq.res_zp)) * rq.res_scale;
-    if (rq.mid & 2) t = mid(t, 1);
+    float t = static_cast<float>(acc[i]);
+    if (rq.mid & 1) t = std::fma(std::nearbyint(clamp(t * scale[i], 0)), rq.mid_scale[0], off);
+    else t = std::fma(t, scale[i], off);
+    if (res) t = std::fma(static_cast<float>(res[i]), rq.res_scale, t);
+    if (rq.mid & 2) t = std::nearbyint(clamp(t, 1)) * rq.mid_scale[1];
     t = std::fmin(std::fmax(t, rq.lo), rq.hi);
     dst[i] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(t)) + rq.zp);
   }

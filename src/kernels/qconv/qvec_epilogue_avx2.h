@@ -21,18 +21,26 @@ struct QEpilogueAvx2 {
   static void store32(int32_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
   static V add32(V a, V b) { return _mm256_add_epi32(a, b); }
 
-  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
+  // rne(min(max(t, lo), hi)) * s (+ off): one of the contract's mid steps.
+  static __m256 rne_clamp(__m256 t, __m256 lo, __m256 hi) {
+    return _mm256_round_ps(_mm256_min_ps(_mm256_max_ps(t, lo), hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
   static __m256 mid(__m256 t, const QRequant& rq, int m) {
-    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(rq.mid_lo[m])), _mm256_set1_ps(rq.mid_hi[m]));
-    return _mm256_mul_ps(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm256_set1_ps(rq.mid_scale[m]));
+    return _mm256_mul_ps(rne_clamp(t, _mm256_set1_ps(rq.mid_lo[m]), _mm256_set1_ps(rq.mid_hi[m])),
+                         _mm256_set1_ps(rq.mid_scale[m]));
   }
 
   static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
-    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
-    if (rq.mid & 1) t = mid(t, rq, 0);
+    const __m256 off = _mm256_set1_ps(res ? res_off(rq) : 0.f);
+    __m256 t = _mm256_cvtepi32_ps(acc);
+    if (rq.mid & 1)
+      t = _mm256_fmadd_ps(rne_clamp(_mm256_mul_ps(t, _mm256_loadu_ps(scale)), _mm256_set1_ps(rq.mid_lo[0]),
+                                    _mm256_set1_ps(rq.mid_hi[0])),
+                          _mm256_set1_ps(rq.mid_scale[0]), off);
+    else t = _mm256_fmadd_ps(t, _mm256_loadu_ps(scale), off);
     if (res) {
       const __m256 r = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(res))));
-      t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(r, _mm256_set1_ps(float(rq.res_zp))), _mm256_set1_ps(rq.res_scale)));
+      t = _mm256_fmadd_ps(r, _mm256_set1_ps(rq.res_scale), t);
     }
     if (rq.mid & 2) t = mid(t, rq, 1);
     t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(rq.lo)), _mm256_set1_ps(rq.hi));
@@ -51,22 +59,19 @@ struct QEpilogueAvx2 {
     const V b = load32(bias);
     const __m256 s = _mm256_loadu_ps(scale), lo = _mm256_set1_ps(rq.lo), hi = _mm256_set1_ps(rq.hi);
     const __m256i zp = _mm256_set1_epi32(rq.zp);
-    const __m256 rzp = _mm256_set1_ps(float(rq.res_zp)), rsc = _mm256_set1_ps(rq.res_scale);
+    const __m256 off = _mm256_set1_ps(res ? res_off(rq) : 0.f), rsc = _mm256_set1_ps(rq.res_scale);
     const int mid = rq.mid;
     const __m256 m_lo0 = _mm256_set1_ps(rq.mid_lo[0]), m_hi0 = _mm256_set1_ps(rq.mid_hi[0]), m_s0 = _mm256_set1_ps(rq.mid_scale[0]);
     const __m256 m_lo1 = _mm256_set1_ps(rq.mid_lo[1]), m_hi1 = _mm256_set1_ps(rq.mid_hi[1]), m_s1 = _mm256_set1_ps(rq.mid_scale[1]);
-    auto step = [](__m256 t, __m256 l, __m256 h, __m256 sc) {
-      t = _mm256_min_ps(_mm256_max_ps(t, l), h);
-      return _mm256_mul_ps(_mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), sc);
-    };
     for (int i = 0; i < rows; ++i) {
-      __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(load32(c + i * ldc), b)), s);
-      if (mid & 1) t = step(t, m_lo0, m_hi0, m_s0);
+      __m256 t = _mm256_cvtepi32_ps(_mm256_add_epi32(load32(c + i * ldc), b));
+      if (mid & 1) t = _mm256_fmadd_ps(rne_clamp(_mm256_mul_ps(t, s), m_lo0, m_hi0), m_s0, off);
+      else t = _mm256_fmadd_ps(t, s, off);
       if (res) {
         const __m128i r8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(res + i * rs));
-        t = _mm256_add_ps(t, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r8)), rzp), rsc));
+        t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r8)), rsc, t);
       }
-      if (mid & 2) t = step(t, m_lo1, m_hi1, m_s1);
+      if (mid & 2) t = _mm256_mul_ps(rne_clamp(t, m_lo1, m_hi1), m_s1);
       t = _mm256_min_ps(_mm256_max_ps(t, lo), hi);
       const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(t), zp);
       const __m128i w16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));

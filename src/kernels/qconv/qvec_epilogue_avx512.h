@@ -23,28 +23,39 @@ struct QEpilogueAvx512 {
   static void store32(int32_t* p, V v) { _mm512_storeu_si512(p, v); }
   static V add32(V a, V b) { return _mm512_add_epi32(a, b); }
 
-  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
-  static __m512 grid(__m512 t, __m512 lo, __m512 hi, __m512 s) {
-    t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
-    return _mm512_mul_ps(_mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), s);
+  static __m512 rne_clamp(__m512 t, __m512 lo, __m512 hi) {
+    return _mm512_roundscale_ps(_mm512_min_ps(_mm512_max_ps(t, lo), hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
+  // rne(min(max(t, lo), hi)) * s: one of the contract's mid steps.
+  static __m512 grid(__m512 t, __m512 lo, __m512 hi, __m512 s) { return _mm512_mul_ps(rne_clamp(t, lo, hi), s); }
 
-  // The steps between the scale and the final clamp (mid 1, the residual, mid 2), their
-  // constants in registers (the loops over rows below hold one across rows).
+  // The steps from the scale to the final clamp (mid 1, the residual, mid 2), their constants
+  // in registers (the loops over rows below hold one across rows).
   struct Steps {
     int mid;
-    __m512 rzp, rsc, lo0, hi0, s0, lo1, hi1, s1;
+    __m512 off, rsc, lo0, hi0, s0, lo1, hi1, s1;
     explicit Steps(const QRequant& rq)
-        : mid(rq.mid), rzp(_mm512_set1_ps(float(rq.res_zp))), rsc(_mm512_set1_ps(rq.res_scale)),
+        : mid(rq.mid), off(_mm512_set1_ps(res_off(rq))), rsc(_mm512_set1_ps(rq.res_scale)),
           lo0(_mm512_set1_ps(rq.mid_lo[0])), hi0(_mm512_set1_ps(rq.mid_hi[0])), s0(_mm512_set1_ps(rq.mid_scale[0])),
           lo1(_mm512_set1_ps(rq.mid_lo[1])), hi1(_mm512_set1_ps(rq.mid_hi[1])), s1(_mm512_set1_ps(rq.mid_scale[1])) {}
-    // t plus the residual's bytes r8, dequantized.
-    __m512 residual(__m512 t, __m128i r8) const {
-      return _mm512_add_ps(t, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rzp), rsc));
+    // The scaled sums a, through mid 1 where kMid1, with the residual's constant where kRes.
+    template <bool kRes, bool kMid1>
+    __m512 scale(__m512 a, __m512 s) const {
+      if constexpr (kMid1) {
+        const __m512 q = rne_clamp(_mm512_mul_ps(a, s), lo0, hi0);
+        return kRes ? _mm512_fmadd_ps(q, s0, off) : _mm512_mul_ps(q, s0);
+      }
+      return kRes ? _mm512_fmadd_ps(a, s, off) : _mm512_mul_ps(a, s);
     }
-    // t with the residual's bytes r8 where `res`.
-    __m512 apply(__m512 t, bool res, __m128i r8) const {
-      if (mid & 1) t = grid(t, lo0, hi0, s0);
+    // t plus the residual's bytes r8 times their scale (scale() added their constant).
+    __m512 residual(__m512 t, __m128i r8) const {
+      return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(r8)), rsc, t);
+    }
+    // The sums a scaled, with the residual's bytes r8 where `res`, through mid 2.
+    __m512 apply(__m512 a, __m512 s, bool res, __m128i r8) const {
+      __m512 t;
+      if (mid & 1) t = res ? scale<true, true>(a, s) : scale<false, true>(a, s);
+      else t = res ? scale<true, false>(a, s) : scale<false, false>(a, s);
       if (res) t = residual(t, r8);
       if (mid & 2) t = grid(t, lo1, hi1, s1);
       return t;
@@ -53,13 +64,16 @@ struct QEpilogueAvx512 {
 
   static void requant(V acc, const float* scale, const uint8_t* res, const QRequant& rq, uint8_t* dst) {
     // One vector: each constant is broadcast only on the branch that needs it.
-    __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(scale));
+    const __m512 off = _mm512_set1_ps(res ? res_off(rq) : 0.f);
+    __m512 t = _mm512_cvtepi32_ps(acc);
     if (rq.mid & 1)
-      t = grid(t, _mm512_set1_ps(rq.mid_lo[0]), _mm512_set1_ps(rq.mid_hi[0]), _mm512_set1_ps(rq.mid_scale[0]));
+      t = _mm512_fmadd_ps(rne_clamp(_mm512_mul_ps(t, _mm512_loadu_ps(scale)), _mm512_set1_ps(rq.mid_lo[0]),
+                                    _mm512_set1_ps(rq.mid_hi[0])),
+                          _mm512_set1_ps(rq.mid_scale[0]), off);
+    else t = _mm512_fmadd_ps(t, _mm512_loadu_ps(scale), off);
     if (res) {
       const __m512 r = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(res))));
-      t = _mm512_add_ps(t,
-                        _mm512_mul_ps(_mm512_sub_ps(r, _mm512_set1_ps(float(rq.res_zp))), _mm512_set1_ps(rq.res_scale)));
+      t = _mm512_fmadd_ps(r, _mm512_set1_ps(rq.res_scale), t);
     }
     if (rq.mid & 2)
       t = grid(t, _mm512_set1_ps(rq.mid_lo[1]), _mm512_set1_ps(rq.mid_hi[1]), _mm512_set1_ps(rq.mid_scale[1]));
@@ -80,13 +94,13 @@ struct QEpilogueAvx512 {
     const __m512i zp = _mm512_set1_epi32(rq.zp);
     const Steps st(rq);
     for (int i = 0; i < rows; ++i) {
-      __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(load32(c + i * ldc), b)), s);
+      const __m512 a = _mm512_cvtepi32_ps(_mm512_add_epi32(load32(c + i * ldc), b));
       // A plain residual load where the row is whole: on the Zen 5 measured, a masked byte load
       // that missed the cache stalled the 1x1 64->256 conv with a residual at batch 16 to half speed.
       const __m128i r8 = !res      ? _mm_setzero_si128()
                          : n >= W  ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(res + i * rs))
                                    : _mm_maskz_loadu_epi8(m, res + i * rs);
-      t = st.apply(t, res != nullptr, r8);
+      __m512 t = st.apply(a, s, res != nullptr, r8);
       t = _mm512_min_ps(_mm512_max_ps(t, lo), hi);
       const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(t), zp);
       // q is in [0, 255]. A plain store where the row is whole, as for the residual: masked
@@ -118,9 +132,8 @@ struct QEpilogueAvx512 {
                        const Steps& st) {
     __m512i a = load32(c + j * W);
     if constexpr (kBias) a = _mm512_add_epi32(a, b[j]);
-    __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(a), s[j]);
-    if constexpr (kMid1) t = grid(t, st.lo0, st.hi0, st.s0);
-    if constexpr (kRes) t = st.residual(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j * W)));
+    const __m512 t = st.template scale<kRes, kMid1>(_mm512_cvtepi32_ps(a), s[j]);
+    if constexpr (kRes) return st.residual(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + j * W)));
     return t;
   }
   static void load_columns(const int32_t* bias, const float* scale, __m512i (&b)[4], __m512 (&s)[4]) {
