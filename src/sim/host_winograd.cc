@@ -38,7 +38,8 @@ HostConvTime host_winograd_time(const kernels::ConvParams& p, int tile, const ta
   std::vector<double> costs;
   costs.reserve(static_cast<std::size_t>(g.blocks * g.groups));
   for (long b = 0; b < g.blocks; ++b) {
-    const long nt = std::min(g.tb, g.tiles - b * g.tb), calls = (nt + mr - 1) / mr;
+    const long nt = kernels::winograd::block_start(g, b + 1, mr) - kernels::winograd::block_start(g, b, mr);
+    const long calls = (nt + mr - 1) / mr;
     double share = 0;  // full-tile equivalents of the block's GEMM tiles (MR rows each, the last shorter)
     for (long r = 0; r < nt; r += mr) share += host_tile_share(std::min<long>(mr, nt - r), mr);
     const double first_tile = host_tile_share(std::min<long>(mr, nt), mr) * kstep;

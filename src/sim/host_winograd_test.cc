@@ -104,13 +104,16 @@ TEST(HostWinograd, ThreadsShareTheWeightStreamOfOneGroup) {
   const kernels::winograd::Grid g = kernels::winograd::grid(many, 4, 36, 6, 64, 2, {0, 512 * 1024});
   ASSERT_EQ(g.groups, 1);
   ASSERT_GE(g.blocks, 4);
-  ASSERT_EQ(g.tb, 108);  // 21 blocks of 108 tiles (18 GEMM calls), the last of 36 (6 calls)
-  ASSERT_EQ(g.blocks, 22);
+  ASSERT_EQ(g.tb, 108);  // nominally 21 blocks of 108 tiles and one of 36; the kernels split the
+  ASSERT_EQ(g.blocks, 22);  // tiles evenly (block_start: 102 or 108 a block), 384 GEMM calls either way
+  EXPECT_EQ(kernels::winograd::block_max(g, 6), 108);
+  EXPECT_EQ(kernels::winograd::block_start(g, 1, 6), 102);
+  EXPECT_EQ(kernels::winograd::block_start(g, 22, 6), 2304);
   const double panel_bytes = 64.0 * 64 * 4, first_tile = 64;  // a full 6-row tile: ic K steps of 1 cycle
   const double transfer = panel_bytes / 1.0 * t.clock_ghz;   // bytes / (GB/s) = ns, x GHz = cycles
-  const double full = (transfer - first_tile) + 35 * (transfer - 18 * 64.0);
-  const double last = (transfer - first_tile) + 35 * (transfer - 6 * 64.0);
-  EXPECT_DOUBLE_EQ(host_winograd_time(many, 4, t, 1.0, false).weight_wait, 21 * full + last);
+  // Each block's later elements wait the transfer less their calls' FMAs: linear in the calls.
+  const double per_block = (transfer - first_tile) + 35 * transfer;
+  EXPECT_DOUBLE_EQ(host_winograd_time(many, 4, t, 1.0, false).weight_wait, 22 * per_block - 35 * 384 * 64.0);
   const kernels::ConvParams few = conv3x3(1, 128, 8);  // 4 tiles: one block, two groups of one panel
   const kernels::winograd::Grid f = kernels::winograd::grid(few, 4, 36, 6, 64, 2, {0, 512 * 1024});
   ASSERT_EQ(f.groups, 2);

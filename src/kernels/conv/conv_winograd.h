@@ -114,7 +114,7 @@ struct Ctx {
   ConvArgs a;
   long ss, ds, rs;  // pixel strides
   int tiles_y, tiles_x, icp, panels;
-  long tiles, tb;   // all tiles; tiles per block
+  long tiles, tb;   // all tiles; tiles of the largest block (block_max)
 };
 
 // V[e][t][c] for the block's tiles [t0, t0 + nt): input patches (zeros outside the image),
@@ -250,11 +250,11 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool, const igemm
   const Grid gr = grid(p, F::kTile, kElems, MR, NR, threads, bl);
   Ctx x{p, a, p.src_stride ? p.src_stride : p.ic, p.dst_stride ? p.dst_stride : p.oc,
         p.res_stride ? p.res_stride : p.oc, gr.tiles_y, gr.tiles_x, (p.ic + T::W - 1) / T::W * T::W,
-        gr.panels, gr.tiles, gr.tb};
+        gr.panels, gr.tiles, block_max(gr, MR)};
   const long groups = gr.groups;
   auto task = [&](std::size_t b, std::size_t gi) {
-    const long t0 = long(b) * x.tb;
-    const int nt = int(std::min(x.tb, x.tiles - t0));
+    const long t0 = block_start(gr, long(b), MR);
+    const int nt = int(block_start(gr, long(b) + 1, MR) - t0);
     float* v = static_cast<float*>(thread_scratch(std::size_t(kElems) * x.tb * (x.icp + NR) * sizeof(float)));
     if (!v) std::abort();  // out of memory for a few MiB: nothing sensible is left to do
     float* m = v + std::size_t(kElems) * x.tb * x.icp;

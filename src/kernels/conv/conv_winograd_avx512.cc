@@ -1,4 +1,8 @@
 // AVX-512 Winograd conv runs: the GEMMs on 6 tiles x 64 channels.
+// GCC 12 flags the AVX-512 intrinsics' internal _mm512_undefined_* operands once the output
+// transform's activation is inlined: a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/conv/conv_winograd.h"
 #include "kernels/gemm/vec_avx512.h"
 

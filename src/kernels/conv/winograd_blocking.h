@@ -50,4 +50,17 @@ inline Grid grid(const ConvParams& p, int tile, int elems, int mr, int nr, long 
   return g;
 }
 
+// Block b's first tile: the tiles split evenly over the blocks at whole GEMM tiles of mr rows
+// (not blocks of tb and a short last one: ResNet-50's 196 tiles at 28x28 and batch 4 made
+// blocks of 54, 54, 54 and 34, 108 tiles for one thread and 88 for the other).
+inline long block_start(const Grid& g, long b, int mr) {
+  return b >= g.blocks ? g.tiles : b * g.tiles / g.blocks / mr * mr;
+}
+// The largest block block_start() makes (what a block's scratch holds).
+inline long block_max(const Grid& g, int mr) {
+  long m = 0;
+  for (long b = 0; b < g.blocks; ++b) m = std::max(m, block_start(g, b + 1, mr) - block_start(g, b, mr));
+  return m;
+}
+
 }  // namespace systolic::kernels::winograd

@@ -257,13 +257,10 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
         p.res_stride ? p.res_stride : p.oc, grid<F, typename X::S>(p, long(pthreadpool_get_threads_count(pool)))};
   alignas(64) uint8_t tail[256];
   qigemm::attach_tail<T>(x.a.rq, tail);
-  const long ic = p.ic, blocks = x.g.blocks;
-  // Block b's first tile: the tiles split evenly over the blocks at whole GEMM tiles, not blocks
-  // of tb and a short last one (ResNet-50's 400 tiles at 14x14, batch 16: five blocks of 72 and
-  // one of 40 gave the two threads 216 and 184 tiles).
-  auto start = [&](long b) { return b == blocks ? x.g.tiles : b * x.g.tiles / blocks / MR * MR; };
-  long tb = 0;
-  for (long b = 0; b < blocks; ++b) tb = std::max(tb, start(b + 1) - start(b));
+  const long ic = p.ic, tb = winograd::block_max(x.g, MR);
+  // The tiles split evenly over the blocks (ResNet-50's 400 tiles at 14x14 and batch 16 had been
+  // five blocks of 72 and one of 40: 216 tiles for one thread, 184 for the other).
+  auto start = [&](long b) { return winograd::block_start(x.g, b, MR); };
   const long tc_max = std::max<long>(MR, kSumBytes / (long(kE) * NR * 4) / MR * MR);
   auto task = [&](std::size_t b, std::size_t gi) {
     const long t0 = start(long(b));
