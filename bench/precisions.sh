@@ -6,9 +6,14 @@ set -euo pipefail
 usage() {
   cat <<'USAGE'
 usage: bench/precisions.sh [--model resnet50] [--batches "1 16"] [--threads 2] [--rounds 3] [--iters 10]
-int8 runs the QDQ model `systolic quantize MODEL.onnx --calibration random:16` writes into
-build/zoo/MODEL_int8.onnx (the file bench/compare.sh --precision int8 also uses).
+int8 is systolic's own int8 plan of the float model (`--precision int8 --calibration random:16`:
+each residual Add requantized once, inside the conv that ends the block); int8-qdq runs the QDQ
+model `systolic quantize MODEL.onnx --calibration random:16` writes into build/zoo/MODEL_int8.onnx
+(the file bench/compare.sh --precision int8 gives ONNX Runtime: there a residual Add's inputs are
+quantized tensors, so the block's end rounds twice).
 Environment: SYSTOLIC (binary, default build/systolic).
+The throughput is each run's batch over the timed loop's wall time (outliers weigh in); the
+last column is fp32's median latency over this precision's, the steadier figure over few iters.
 USAGE
 }
 die() { echo "precisions.sh: $*" >&2; exit 1; }
@@ -46,14 +51,15 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[
 cpu=$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//' || true)
 echo "systolic fp32 / bf16 / int8 on $model: ${cpu:-unknown CPU}, $threads threads, median of $rounds rounds x $iters iters"
 echo
-echo "| batch | precision | p50 ms | images/s | utilization | x fp32 throughput |"
-echo "|---|---|---|---|---|---|"
+echo "| batch | precision | p50 ms | images/s | utilization | x fp32 throughput | x fp32 p50 |"
+echo "|---|---|---|---|---|---|---|"
 for b in $batches; do
   declare -A p50=() tput=() util=()
   for ((r = 1; r <= rounds; r++)); do
-    for prec in fp32 bf16 int8; do
+    for prec in fp32 bf16 int8 int8-qdq; do
       src=$zoo/$model.onnx args=(--precision "$prec")
-      [[ $prec == int8 ]] && src=$zoo/${model}_int8.onnx args=()
+      [[ $prec == int8 ]] && args+=(--calibration random:16)
+      [[ $prec == int8-qdq ]] && src=$zoo/${model}_int8.onnx args=()
       "$SYSTOLIC" bench "$src" --batch "$b" --threads "$threads" --iters "$iters" --no-tuned "${args[@]}" --json \
         > "$tmp/out.json" 2> "$tmp/err" || die "bench $prec failed: $(tail -1 "$tmp/err")"
       p50[$prec]+=" $(field "$tmp/out.json" p50_ms)"
@@ -61,11 +67,11 @@ for b in $batches; do
       util[$prec]+=" $(field "$tmp/out.json" utilization)"
     done
   done
-  base=$(median ${tput[fp32]})
-  for prec in fp32 bf16 int8; do
+  base=$(median ${tput[fp32]}) base_p50=$(median ${p50[fp32]})
+  for prec in fp32 bf16 int8 int8-qdq; do
     awk -v b="$b" -v p="$prec" -v l="$(median ${p50[$prec]})" -v t="$(median ${tput[$prec]})" \
-      -v u="$(median ${util[$prec]})" -v f="$base" \
-      'BEGIN { printf "| %d | %s | %.1f | %.1f | %.0f%% | %.2fx |\n", b, p, l, t, 100 * u, t / f }'
+      -v u="$(median ${util[$prec]})" -v f="$base" -v fl="$base_p50" \
+      'BEGIN { printf "| %d | %s | %.1f | %.1f | %.0f%% | %.2fx | %.2fx |\n", b, p, l, t, 100 * u, t / f, fl / l }'
   done
   unset p50 tput util
 done
