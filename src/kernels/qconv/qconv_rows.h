@@ -160,61 +160,59 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
     // stem as much as a tenth of its time.
     long img = t0 * MR / hw;
     int oy = int((t0 * MR - img * hw) / p.ow), ox = int(t0 * MR - img * hw - long(oy) * p.ow);
-    const long row_step = long(p.dh) * p.iw * p.ic;
-    const long pix_step = long(p.sw) * p.ic;
+    const long row_step = long(p.dh) * p.iw * p.ic, pix_step = long(p.sw) * p.ic;
+    // A padded kernel row is read in place where it ends inside the source row (its extra
+    // bytes are the next pixels' of the same image row); a whole window where, besides, every
+    // kernel row is inside the image.
+    auto row_inside = [&](int ix0) { return ix0 >= 0 && long(ix0) * p.ic + rowp <= long(p.iw) * p.ic; };
+    auto rows_inside = [&](int iy0) { return iy0 >= 0 && iy0 + (p.kh - 1) * p.dh < p.ih; };
+    auto next_pixel = [&](int n) {
+      ox += n;
+      if (ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
+    };
     for (long t = t0; t < t1; ++t) {
       const long m = t * MR;
       const int r = int(std::min<long>(MR, M - m));
-      // The common tile: its pixels on one output row, every window inside the image: the row
-      // pointers step by the stride, without a test per pixel and kernel row.
-      const int fx0 = ox * p.sw - p.pad_l, fy0 = oy * p.sh - p.pad_t, lx0 = fx0 + (r - 1) * p.sw;
-      if (ox + r <= p.ow && fx0 >= 0 && long(lx0) * p.ic + rowp <= long(p.iw) * p.ic && fy0 >= 0 &&
-          fy0 + (p.kh - 1) * p.dh < p.ih) {
+      const int fx0 = ox * p.sw - p.pad_l, fy0 = oy * p.sh - p.pad_t;
+      if (ox + r <= p.ow && row_inside(fx0) && row_inside(fx0 + (r - 1) * p.sw) && rows_inside(fy0)) {
+        // The common tile: its pixels on one output row, every window inside the image: the
+        // row pointers step by the stride, without a test per pixel and kernel row.
         const uint8_t* s = a.src + ((img * p.ih + fy0) * p.iw + fx0) * long(p.ic);
         for (int ky = 0; ky < p.kh; ++ky)
           for (int i = 0; i < r; ++i) rp[ky][i] = s + ky * row_step + i * pix_step;
-        ox += r;
-        if (ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
-        for (long pn = 0; pn < x.panels_g; ++pn) {
-          const TileOut o{m, pn * NR, int(std::min<long>(NR, p.oc - pn * NR))};
-          tile_rows_g<T, MR, NV>(r, x, rp, gpr, static_cast<const B*>(a.weights) + pn * x.Kp * NR, o);
-        }
-        continue;
-      }
-      for (int i = 0; i < r; ++i) {
-        const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
-        const uint8_t* image = a.src + img * p.ih * p.iw * long(p.ic);
-        // In place when the padded row ends inside the source row: its extra bytes are the next
-        // pixels' of the same image row.
-        const bool inside = ix0 >= 0 && long(ix0) * p.ic + rowp <= long(p.iw) * p.ic;
-        if (inside && iy0 >= 0 && iy0 + (p.kh - 1) * p.dh < p.ih) {  // the whole window in place
-          const uint8_t* s = image + (long(iy0) * p.iw + ix0) * p.ic;
-          for (int ky = 0; ky < p.kh; ++ky) rp[ky][i] = s + ky * row_step;
-          if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
-          continue;
-        }
-        for (int ky = 0; ky < p.kh; ++ky) {
-          const int iy = iy0 + ky * p.dh;
-          if (unsigned(iy) >= unsigned(p.ih)) {
-            rp[ky][i] = padrow;
-          } else if (inside) {
-            rp[ky][i] = image + (long(iy) * p.iw + ix0) * p.ic;
-          } else {
-            // The pad bytes where the row leaves the image, the source's run in between, zeros
-            // past the row: byte loops (a few bytes each; libc calls cost more than the copy).
-            uint8_t* d = buf[i][ky];
-            const long in0 = long(std::max(0, -ix0)) * p.ic, in1 = long(std::min(p.kw, p.iw - ix0)) * p.ic;
-            const uint8_t* src = image + long(iy) * p.iw * p.ic;
-            const long at = long(ix0) * p.ic;  // src[at + k] for k in [in0, in1): inside the row
-            long k = 0;
-            for (; k < in0; ++k) d[k] = padrow[k];
-            for (; k < in1; ++k) d[k] = src[at + k];
-            for (; k < row; ++k) d[k] = padrow[k];
-            for (; k < rowp; ++k) d[k] = 0;
-            rp[ky][i] = d;
+        next_pixel(r);
+      } else {
+        for (int i = 0; i < r; ++i, next_pixel(1)) {
+          const int iy0 = oy * p.sh - p.pad_t, ix0 = ox * p.sw - p.pad_l;
+          const uint8_t* image = a.src + img * p.ih * p.iw * long(p.ic);
+          const bool inside = row_inside(ix0);
+          if (inside && rows_inside(iy0)) {
+            const uint8_t* s = image + (long(iy0) * p.iw + ix0) * p.ic;
+            for (int ky = 0; ky < p.kh; ++ky) rp[ky][i] = s + ky * row_step;
+            continue;
+          }
+          for (int ky = 0; ky < p.kh; ++ky) {
+            const int iy = iy0 + ky * p.dh;
+            if (unsigned(iy) >= unsigned(p.ih)) {
+              rp[ky][i] = padrow;
+            } else if (inside) {
+              rp[ky][i] = image + (long(iy) * p.iw + ix0) * p.ic;
+            } else {
+              // The pad bytes where the row leaves the image, the source's run in between,
+              // zeros past the row: byte loops (a few bytes each; libc calls cost more).
+              uint8_t* d = buf[i][ky];
+              const long in0 = long(std::max(0, -ix0)) * p.ic, in1 = long(std::min(p.kw, p.iw - ix0)) * p.ic;
+              const uint8_t* src = image + long(iy) * p.iw * p.ic;
+              const long at = long(ix0) * p.ic;  // src[at + k] for k in [in0, in1): inside the row
+              long k = 0;
+              for (; k < in0; ++k) d[k] = padrow[k];
+              for (; k < in1; ++k) d[k] = src[at + k];
+              for (; k < row; ++k) d[k] = padrow[k];
+              for (; k < rowp; ++k) d[k] = 0;
+              rp[ky][i] = d;
+            }
           }
         }
-        if (++ox == p.ow) ox = 0, oy = oy + 1 == p.oh ? (++img, 0) : oy + 1;
       }
       for (long pn = 0; pn < x.panels_g; ++pn) {
         const TileOut o{m, pn * NR, int(std::min<long>(NR, p.oc - pn * NR))};

@@ -258,13 +258,10 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   alignas(64) uint8_t tail[256];
   qigemm::attach_tail<T>(x.a.rq, tail);
   const long ic = p.ic, tb = winograd::block_max(x.g, MR);
-  // The tiles split evenly over the blocks (ResNet-50's 400 tiles at 14x14 and batch 16 had been
-  // five blocks of 72 and one of 40: 216 tiles for one thread, 184 for the other).
-  auto start = [&](long b) { return winograd::block_start(x.g, b, MR); };
   const long tc_max = std::max<long>(MR, kSumBytes / (long(kE) * NR * 4) / MR * MR);
   auto task = [&](std::size_t b, std::size_t gi) {
-    const long t0 = start(long(b));
-    const int nt = int(start(long(b) + 1) - t0);
+    const long t0 = winograd::block_start(x.g, long(b), MR);
+    const int nt = int(winograd::block_start(x.g, long(b) + 1, MR) - t0);
     const long tc = std::min<long>(nt, tc_max);
     // Transformed input, one panel's element sums for a chunk of tiles, then their outputs.
     const std::size_t v_bytes = std::size_t(kE) * tb * ic * 2, m_bytes = std::size_t(kE) * tc * NR * 4;
