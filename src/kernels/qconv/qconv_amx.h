@@ -144,7 +144,7 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
       if (direct) ab = a.src + m0 * x.ss + long(g) * x.icg + k0, ld = x.ss;
       else qigemm::gather<T>(x, m0, int(rows), g, k0, k1, buf, x.kc);
       // Panels pn0 and pn0 + 1 (where there is one) of tile t: their sums go side by side into
-      // c, 64 channels a row, so the epilogue takes whole 64-byte rows (requant_rows64); there
+      // c, 64 channels a row, so the epilogue takes whole 64-byte rows (requant_rows_packed); there
       // the accumulators start from the bias (a stride-0 tile load repeats its row).
       auto pair = [&](long pn0, long t) {
         const long pn1 = std::min(pn0 + step, p1);

@@ -90,7 +90,7 @@ namespace {
 template <class T>
 void attach_tail(QRequant& rq, uint8_t* table) {
   if constexpr (requires { T::kPackedRows; })
-    if (T::kPackedRows && host_cpu().avx512vbmi && qconv_tail_table(rq, table)) rq.tail = table;
+    if (T::kPackedRows && T::W == 16 && host_cpu().avx512vbmi && qconv_tail_table(rq, table)) rq.tail = table;
 }
 
 // Everything a tile needs, computed once per run.
@@ -288,12 +288,12 @@ struct TileOut {
   int nvalid;
 };
 
-// packed_rows(): whether a tile takes the traits' four-column requant_rows64 (zmm: 64 whole
-// channels of u8 output). store_sums' bias_in: the sums hold the bias already (tile() starts
+// packed_rows(): whether a tile takes the traits' requant_rows_packed (kPackedNV whole columns
+// of u8 output: 64 channels on zmm, 16 on ymm). store_sums' bias_in: the sums hold the bias already (tile() starts
 // from it where the packed form runs).
 template <class T, int NV>
 constexpr bool has_packed_rows() {
-  if constexpr (requires { T::kPackedRows; }) return T::kPackedRows && NV == 4;
+  if constexpr (requires { T::kPackedRows; }) return T::kPackedRows && NV == T::kPackedNV;
   return false;
 }
 template <class T, int NV>
@@ -316,7 +316,7 @@ __attribute__((noinline)) void store_sums(const Ctx& x, const int32_t* c, long l
   if constexpr (has_packed_rows<T, NV>()) {
     if (packed_rows<T, NV>(x, o)) {
       const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + o.m * x.rs + o.ch : nullptr;
-      T::requant_rows64(c, ldc, rows, bias_in ? nullptr : a.bias + o.ch, a.scale + o.ch, r, x.rs, a.rq,
+      T::requant_rows_packed(c, ldc, rows, bias_in ? nullptr : a.bias + o.ch, a.scale + o.ch, r, x.rs, a.rq,
                         static_cast<uint8_t*>(a.dst) + o.m * x.ds + o.ch, x.ds);
       return;
     }

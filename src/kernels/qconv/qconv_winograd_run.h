@@ -206,7 +206,7 @@ void store_panel(const Ctx& x, long t0, int nt, int pn, const int32_t* o) {
     const uint8_t* r = a.residual ? static_cast<const uint8_t*>(a.residual) + pix * x.rs + ch : nullptr;
     uint8_t* d = static_cast<uint8_t*>(a.dst) + pix * x.ds + ch;
     if constexpr (qigemm::has_packed_rows<T, NR / T::W>()) {
-      T::requant_rows64(c, NR, npix, a.bias + ch, a.scale + ch, r, x.rs, a.rq, d, x.ds);
+      T::requant_rows_packed(c, NR, npix, a.bias + ch, a.scale + ch, r, x.rs, a.rq, d, x.ds);
     } else {
       for (int j = 0; j < NR; j += T::W)
         T::requant_rows(c + j, NR, npix, T::W, a.bias + ch + j, a.scale + ch + j, r ? r + j : nullptr, x.rs, a.rq,

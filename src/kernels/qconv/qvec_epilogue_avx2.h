@@ -4,7 +4,9 @@
 #pragma once
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/epilogue.h"
 #include "kernels/qconv/qconv.h"
@@ -79,6 +81,69 @@ struct QEpilogueAvx2 {
     }
   }
 
+  // requant_rows() of two whole columns (16 channels) at once, bias added only where given (the
+  // implicit GEMM starts its accumulators from it): the two vectors go to bytes through
+  // saturating packs with the zero point added on int16, as QEpilogueAvx512's four-column form
+  // does (see there: where the clamp's low bound is the u8 range's the packs' saturation is it),
+  // one vpermd and one 16-byte store. Per-vector packs and the run-time step tests were half of
+  // a ResNet-50 1x1 64->256 conv's epilogue.
+  static constexpr bool kPackedRows = true;
+  static constexpr int kPackedNV = 2;
+  static void requant_rows_packed(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+                                  const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds);
+  using RowsPacked = void (*)(const int32_t*, long, int, const int32_t*, const float*, const uint8_t*, long,
+                              const QRequant&, uint8_t*, long);
+
+  // requant_rows_packed's loop for the steps in K: bit 0 the bias, 1 the residual, 2 the low
+  // clamp (where it is not the u8 range's), 3-4 the roundings (QRequant::mid).
+  template <int K>
+  static void rows16(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+                     const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds) {
+    constexpr bool kBias = K & 1, kRes = K & 2, kKeepLo = K & 4, kMid1 = K & 8, kMid2 = K & 16;
+    V b[2];
+    __m256 s[2];
+    for (int j = 0; j < 2; ++j) {
+      b[j] = kBias ? load32(bias + j * W) : zero();
+      s[j] = _mm256_loadu_ps(scale + j * W);
+    }
+    const __m256 lo = _mm256_set1_ps(rq.lo), hi = _mm256_set1_ps(rq.hi);
+    const __m256 off = _mm256_set1_ps(res_off(rq)), rsc = _mm256_set1_ps(rq.res_scale);
+    const __m256 m_lo0 = _mm256_set1_ps(rq.mid_lo[0]), m_hi0 = _mm256_set1_ps(rq.mid_hi[0]), m_s0 = _mm256_set1_ps(rq.mid_scale[0]);
+    const __m256 m_lo1 = _mm256_set1_ps(rq.mid_lo[1]), m_hi1 = _mm256_set1_ps(rq.mid_hi[1]), m_s1 = _mm256_set1_ps(rq.mid_scale[1]);
+    const __m256i zp16 = _mm256_set1_epi16(int16_t(rq.zp));
+    // packs interleave 128-bit lanes: dword 2L + v holds vector v's lane L (four bytes each).
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    for (int i = 0; i < rows; ++i) {
+      V q[2];
+#pragma GCC unroll 2
+      for (int j = 0; j < 2; ++j) {
+        V a = load32(c + i * ldc + j * W);
+        if constexpr (kBias) a = add32(a, b[j]);
+        __m256 t = _mm256_cvtepi32_ps(a);
+        if constexpr (kMid1) {
+          t = rne_clamp(_mm256_mul_ps(t, s[j]), m_lo0, m_hi0);
+          t = kRes ? _mm256_fmadd_ps(t, m_s0, off) : _mm256_mul_ps(t, m_s0);
+        } else {
+          t = kRes ? _mm256_fmadd_ps(t, s[j], off) : _mm256_mul_ps(t, s[j]);
+        }
+        if constexpr (kRes) {
+          const __m128i r8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(res + i * rs + j * W));
+          t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(r8)), rsc, t);
+        }
+        if constexpr (kMid2) t = _mm256_mul_ps(rne_clamp(t, m_lo1, m_hi1), m_s1);
+        if constexpr (kKeepLo) t = _mm256_max_ps(t, lo);
+        q[j] = _mm256_cvtps_epi32(_mm256_min_ps(t, hi));
+      }
+      const __m256i p = _mm256_adds_epi16(_mm256_packs_epi32(q[0], q[1]), zp16);
+      const __m256i u = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p, p), order);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ds), _mm256_castsi256_si128(u));
+    }
+  }
+  template <int... K>
+  static constexpr std::array<RowsPacked, sizeof...(K)> loops(std::integer_sequence<int, K...>) {
+    return {&rows16<K>...};
+  }
+
   static void dequant(V acc, const float* scale, const float* res, const Epilogue& ep, float* dst) {
     __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
     if (res) t = _mm256_add_ps(t, _mm256_loadu_ps(res));
@@ -94,5 +159,16 @@ struct QEpilogueAvx2 {
     _mm256_storeu_ps(dst, t);
   }
 };
+
+// QEpilogueAvx2's loops by their steps, constant-initialized (no guard on each call).
+inline constexpr std::array<QEpilogueAvx2::RowsPacked, 32> kQRows16Loops =
+    QEpilogueAvx2::loops(std::make_integer_sequence<int, 32>{});
+
+inline void QEpilogueAvx2::requant_rows_packed(const int32_t* c, long ldc, int rows, const int32_t* bias,
+                                               const float* scale, const uint8_t* res, long rs, const QRequant& rq,
+                                               uint8_t* dst, long ds) {
+  const int bits = (bias ? 1 : 0) | (res ? 2 : 0) | (rq.lo > float(-rq.zp) ? 4 : 0) | (rq.mid & 3) << 3;
+  kQRows16Loops[bits](c, ldc, rows, bias, scale, res, rs, rq, dst, ds);
+}
 
 }  // namespace systolic::kernels

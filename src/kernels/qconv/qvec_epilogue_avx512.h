@@ -119,7 +119,8 @@ struct QEpilogueAvx512 {
   // bottleneck end's epilogue (two QDQ roundings and a residual) has ~25 ops per vector against
   // 16 dot products at K = 64: every one counts.
   static constexpr bool kPackedRows = true;
-  static void requant_rows64(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
+  static constexpr int kPackedNV = 4;
+  static void requant_rows_packed(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
                              const uint8_t* res, long rs, const QRequant& rq, uint8_t* dst, long ds);
 
   using Rows64 = void (*)(const int32_t*, long, int, const int32_t*, const float*, const uint8_t*, long,
@@ -145,7 +146,7 @@ struct QEpilogueAvx512 {
   // packs/packus interleave 128-bit lanes: dword 4L + v holds vector v's lane L.
   static __m512i lane_order() { return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15); }
 
-  // requant_rows64's loop for the steps in K: bit 0 the bias, 1 the residual, 2 the low clamp
+  // requant_rows_packed's loop for the steps in K: bit 0 the bias, 1 the residual, 2 the low clamp
   // (where it is not the u8 range's), 3-4 the roundings (QRequant::mid).
   template <int K>
   static void rows64(const int32_t* c, long ldc, int rows, const int32_t* bias, const float* scale,
@@ -244,7 +245,7 @@ inline constexpr std::array<QEpilogueAvx512::Rows64, 8> kQRows64TailLoops =
 // One loop per combination of the epilogue's steps, chosen once per call: written with run-time
 // tests, GCC kept a test and a branch per vector for each (the bias, the residual, both
 // roundings, the low clamp) inside the loop.
-inline void QEpilogueAvx512::requant_rows64(const int32_t* c, long ldc, int rows, const int32_t* bias,
+inline void QEpilogueAvx512::requant_rows_packed(const int32_t* c, long ldc, int rows, const int32_t* bias,
                                             const float* scale, const uint8_t* res, long rs, const QRequant& rq,
                                             uint8_t* dst, long ds) {
   const int bits = (bias ? 1 : 0) | (res ? 2 : 0) | (rq.lo > float(-rq.zp) ? 4 : 0);
