@@ -65,6 +65,7 @@ json() { $PY -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 start_server() {  # extra flags; sets pid, grpc, http
+  rm -f "$work/server.log"  # else the wait can read the last server's port before the redirection truncates it
   "$SYSTOLIC" serve --model "$model=$onnx" --precision "$precision" --max-batch-size "$batch" \
     --threads "$threads" --instances "$instances" --no-tuned --http-port 0 --grpc-port 0 "${image[@]}" $serve_args "$@" 2> "$work/server.log" &
   pid=$!

@@ -44,6 +44,9 @@ $py -c "print('\n'.join('class_%d' % i for i in range(1000)))" > repo/resnet18_i
 $py -c "import numpy as np; np.save('input.npy', np.random.RandomState(0).randn(1, 3, 224, 224).astype(np.float32))"
 "$bin" run resnet18.onnx --input input=input.npy --output-dir exp > /dev/null
 
+# The last run's log goes first: the wait below could read its port before the new server's
+# redirection truncates the file.
+rm -f server.log
 "$bin" serve --model-repository repo --http-port 0 --grpc-port 0 --no-tuned --grace-period 60 2> server.log &
 pid=$!
 for _ in $(seq 600); do
