@@ -1,6 +1,7 @@
 // bf16 storage: in a bf16 plan, a tensor that a conv writes through its bf16-rounding epilogue
 // (lower_bf16's bf16_out) and that only convs read, as their source or residual, holds bf16
-// values in 4-byte floats. Where the writer and every reader run on a kernel that takes bf16
+// values in 4-byte floats; so does one that convs read only as their residual, once its writer
+// rounds it (set here). Where the writer and every reader run on a kernel that takes bf16
 // storage (ConvParams::bf16_io: the AMX bf16 kernel), the tensor becomes DType::bf16 (each
 // value's high half: exact) and the convs are told (attr "bf16_io"). Half the bytes for every
 // such activation: the AMX tiles bound a bf16 ResNet-50's 1x1 convs less than the memory their
@@ -43,9 +44,23 @@ Status store_bf16(ir::Graph& g, PassContext& ctx) {
   std::vector<char> ok(g.tensors.size(), 0);
   std::vector<const kernels::PoolKernel*> pool(g.nodes.size(), nullptr);
   auto storable = [&](int id) { return !g.t(id).is_const() && g.t(id).dtype == ir::DType::f32; };
+  // residual_only[t]: every reader of t takes it as the residual of a conv that takes bf16
+  // storage (a projection shortcut's output): lower_bf16 leaves it unrounded, since no conv
+  // multiplies it; stored as bf16 it is rounded as it is written, the store every other
+  // activation between these convs gets (ResNet-50's four downsample convs wrote 2x the bytes
+  // of the blocks' other 1x1 convs).
+  std::vector<char> residual_only(g.tensors.size(), 0), read(g.tensors.size(), 0);
+  for (const ir::Node& n : g.nodes)
+    for (std::size_t i = 0; i < n.inputs.size(); ++i)
+      if (int id = n.inputs[i]; id >= 0) {
+        const bool res = takes_bf16_storage(n) && i == 3;
+        residual_only[id] = (read[id] ? residual_only[id] : 1) && res;
+        read[id] = 1;
+      }
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
-    if (takes_bf16_storage(n) && n.i("bf16_out", 0) && n.outputs.size() == 1 && n.outputs[0] >= 0)
+    if (takes_bf16_storage(n) && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+        (n.i("bf16_out", 0) || residual_only[n.outputs[0]]))
       ok[n.outputs[0]] = storable(n.outputs[0]);
     else if ((pool[k] = bf16_pool(g, n, ctx.cpu)))
       ok[n.outputs[0]] = storable(n.outputs[0]);
@@ -78,6 +93,7 @@ Status store_bf16(ir::Graph& g, PassContext& ctx) {
       n.set_i("bf16_io", 1);
     }
     if (!takes_bf16_storage(n)) continue;
+    if (ok[n.outputs[0]] && !n.i("bf16_out", 0)) n.set_i("bf16_out", 1);  // a residual_only output
     int io = 0;
     if (ok[n.inputs[0]]) io |= kernels::kBf16Src;
     if (n.in(3) >= 0 && ok[n.in(3)]) io |= kernels::kBf16Res;

@@ -47,6 +47,20 @@ GraphBuilder stem(int c) {
   return b;
 }
 
+// x -> conv1+relu -> c1 -> conv2+relu -> conv3 (+ residual: downsample(c1)) + relu -> y:
+// ResNet's projection shortcut, whose output only the residual add reads.
+GraphBuilder projection(int c) {
+  GraphBuilder b;
+  const int x = b.input("x", {2, c, 9, 7});
+  const int c1 = b.node(ir::Op::Relu, {b.node(ir::Op::Conv, {x, b.weights("w1", {c, c, 3, 3})}, 1, "conv1")[0]})[0];
+  b.g.nodes[b.g.nodes.size() - 2].set_ints("pads", {1, 1, 1, 1});
+  const int c2 = b.node(ir::Op::Relu, {b.node(ir::Op::Conv, {c1, b.weights("w2", {c, c, 1, 1})}, 1, "conv2")[0]})[0];
+  const int d = b.node(ir::Op::Conv, {c1, b.weights("wd", {2 * c, c, 1, 1})}, 1, "downsample")[0];
+  const int c3 = b.node(ir::Op::Conv, {c2, b.weights("w3", {2 * c, c, 1, 1})}, 1, "conv3")[0];
+  b.output(b.node(ir::Op::Relu, {b.node(ir::Op::Add, {c3, d})[0]})[0]);
+  return b;
+}
+
 passes::PassContext bf16_context() {
   passes::PassContext ctx;
   ctx.cpu = host_cpu();
@@ -94,6 +108,27 @@ TEST(StoreBf16, ConvToConvActivationsBecomeBf16) {
   EXPECT_EQ(c1.i("bf16_io", 0), kernels::kBf16Dst);
   EXPECT_EQ(c2.i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Dst);
   EXPECT_EQ(c3.i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Res);
+}
+
+// A projection shortcut's output, read only as a residual, is left unrounded by lower_bf16;
+// on storage-taking convs it becomes bf16 too, its writer told to round it.
+TEST(StoreBf16, AResidualOnlyOutputIsRoundedAndStored) {
+  ir::Graph g = lowered(kAmx, projection(8).g);
+  const ir::Node& ds = node(g, "downsample");
+  ASSERT_EQ(node(g, "conv3").in(3), ds.outputs[0]) << "the residual add is fused";
+  EXPECT_EQ(ds.i("bf16_out", 0), 0) << "lower_bf16 rounds only what a conv multiplies";
+  passes::PassContext ctx = bf16_context();
+  ASSERT_TRUE(passes::store_bf16(g, ctx).ok());
+  ASSERT_TRUE(ir::verify(g).ok());
+  EXPECT_EQ(g.t(ds.outputs[0]).dtype, ir::DType::bf16);
+  EXPECT_EQ(ds.i("bf16_out", 0), 1);
+  EXPECT_EQ(ds.i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Dst);
+  EXPECT_EQ(node(g, "conv3").i("bf16_io", 0), kernels::kBf16Src | kernels::kBf16Res);
+  // On a kernel that takes no bf16 storage nothing changes: it stays an unrounded float.
+  ir::Graph f = lowered("conv_f32_igemm_6x64_avx512", projection(8).g);
+  ASSERT_TRUE(passes::store_bf16(f, ctx).ok());
+  EXPECT_EQ(f.t(node(f, "downsample").outputs[0]).dtype, ir::DType::f32);
+  EXPECT_EQ(node(f, "downsample").i("bf16_out", 0), 0);
 }
 
 // A max pool between such convs keeps the storage on its kernel's bf16 twin; one that a float
@@ -148,19 +183,20 @@ TEST(StoreBf16, OtherKernelsAndPrecisionsKeepFloats) {
 }
 
 // The compiled plan against itself with the storage undone (floats, memory planned again):
-// the same bytes out, and a smaller arena where activations are its peak; the chain and the stem.
-class CompiledPlan : public ::testing::TestWithParam<bool> {};
+// the same bytes out, and a smaller arena where activations are its peak; the chain, the stem
+// and the projection shortcut.
+class CompiledPlan : public ::testing::TestWithParam<int> {};
 
 TEST_P(CompiledPlan, GivesTheFloatPlansOutputs) {
   if (!host_cpu().amx_bf16) GTEST_SKIP() << "the AMX bf16 kernel (the one that takes bf16 storage) needs AMX-BF16";
-  GraphBuilder b = GetParam() ? stem(64) : chain(64);
+  GraphBuilder b = GetParam() == 1 ? stem(64) : GetParam() == 2 ? projection(64) : chain(64);
   plan::CompileOptions co;
   co.precision = passes::Precision::bf16;
   auto p = plan::compile(b.g, co);
   ASSERT_TRUE(p.ok()) << p.status().message();
   int stored = 0;
   for (const ir::Tensor& t : (*p)->graph.tensors) stored += t.dtype == ir::DType::bf16;
-  EXPECT_GE(stored, 2) << (*p)->kernel_log;
+  EXPECT_GE(stored, GetParam() == 2 ? 3 : 2) << (*p)->kernel_log;  // the projection: its shortcut's output too
   auto floats = std::make_shared<plan::Program>(**p);
   for (ir::Tensor& t : floats->graph.tensors)
     if (t.dtype == ir::DType::bf16) t.dtype = ir::DType::f32;
@@ -169,11 +205,11 @@ TEST_P(CompiledPlan, GivesTheFloatPlansOutputs) {
     n.attrs.erase("bf16_io");
     if (n.s("kernel", "").starts_with("pool_bf16_")) n.attrs["kernel"] = str("pool_f32_ref"), ++pools;
   }
-  EXPECT_EQ(pools, GetParam() ? 1 : 0);
+  EXPECT_EQ(pools, GetParam() == 1 ? 1 : 0);
   passes::PassContext ctx;
   ASSERT_TRUE(passes::memory_plan(floats->graph, ctx).ok());
   // The chain's peak is its activations; the stem's, the float input and its NHWC copy.
-  if (!GetParam()) {
+  if (GetParam() != 1) {
     EXPECT_LT((*p)->graph.arena_bytes, floats->graph.arena_bytes);
   }
   // Through a plan file too: the bf16 tensors and the convs' bits survive it.
@@ -191,8 +227,9 @@ TEST_P(CompiledPlan, GivesTheFloatPlansOutputs) {
   EXPECT_EQ(differ_reread, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(StoreBf16, CompiledPlan, ::testing::Bool(),
-                         [](const auto& i) { return i.param ? std::string("Stem") : std::string("Chain"); });
+INSTANTIATE_TEST_SUITE_P(StoreBf16, CompiledPlan, ::testing::Values(0, 1, 2), [](const auto& i) {
+  return std::string(i.param == 1 ? "Stem" : i.param == 2 ? "Projection" : "Chain");
+});
 
 // A plan whose storage bits and tensor types disagree is refused at load, never misread: a conv
 // told of bf16 storage its tensors lack, and a float pool over a bf16 tensor.
