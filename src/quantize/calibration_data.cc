@@ -80,6 +80,17 @@ Status put_image(const std::string& path, const ir::ImagePreprocess& pre, const 
   return Status::Ok();
 }
 
+// How many of input `in` file tensor t holds: 1 where its type and shape are the input's, N
+// where it stacks N of them on the first axis; 0: neither.
+int64_t stacked(const runtime::HostTensor& t, const runtime::TensorInfo& in) {
+  if (t.dtype != in.dtype || t.shape.size() != in.shape.size()) return 0;
+  if (t.shape == in.shape) return 1;
+  if (in.shape.empty() || in.shape[0] <= 0 || t.shape[0] <= 0 || t.shape[0] % in.shape[0] != 0 ||
+      !std::equal(t.shape.begin() + 1, t.shape.end(), in.shape.begin() + 1))
+    return 0;
+  return t.shape[0] / in.shape[0];
+}
+
 }  // namespace
 
 bool is_random_source(const std::vector<std::string>& sources, int* n) {
@@ -132,22 +143,40 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::
   }
   if (!images.empty() && inputs.size() != 1)
     return Err("calibration images need a model with one image input; this one has %zu inputs", inputs.size());
-  // Tensor files: each one is a whole input (a model with one input) or one per input, in order.
+  // Tensor files: each one is a whole input (a model with one input) or one per input, in order;
+  // a file may stack several inputs' worth on the leading axis (samples saved as one array:
+  // [N, 3, 224, 224] for an input of [1, 3, 224, 224]), one set per slice, every input's file
+  // stacking as many.
   if (!tensors.empty()) {
     if (tensors.size() % inputs.size())
       return Err("%zu tensor files do not divide among the model's %zu inputs", tensors.size(), inputs.size());
     for (std::size_t i = 0; i < tensors.size(); i += inputs.size()) {
-      std::vector<runtime::HostTensor> set;
+      std::vector<runtime::HostTensor> files;
+      int64_t slices = 0;
       for (std::size_t k = 0; k < inputs.size(); ++k) {
         auto t = frontend::load_tensor(tensors[i + k]);
         if (!t.ok()) return t.status();
-        if (t->dtype != inputs[k].dtype || t->shape != inputs[k].shape)
-          return Err("calibration file %s is %s%s; input %s takes %s%s", tensors[i + k].c_str(), ir::dtype_name(t->dtype),
-                     ir::shape_str(t->shape).c_str(), inputs[k].name.c_str(), ir::dtype_name(inputs[k].dtype),
-                     ir::shape_str(inputs[k].shape).c_str());
-        set.push_back(std::move(*t));
+        const int64_t n = stacked(*t, inputs[k]);
+        if (n == 0)
+          return Err("tensor file %s is %s%s; input %s takes %s%s (or several stacked on the first axis)",
+                     tensors[i + k].c_str(), ir::dtype_name(t->dtype), ir::shape_str(t->shape).c_str(),
+                     inputs[k].name.c_str(), ir::dtype_name(inputs[k].dtype), ir::shape_str(inputs[k].shape).c_str());
+        if (k > 0 && n != slices)
+          return Err("tensor files %s and %s stack %lld and %lld inputs' worth: each set of files needs the same",
+                     tensors[i].c_str(), tensors[i + k].c_str(), static_cast<long long>(slices),
+                     static_cast<long long>(n));
+        slices = n;
+        files.push_back(std::move(*t));
       }
-      sets.push_back(std::move(set));
+      for (int64_t j = 0; j < slices; ++j) {
+        std::vector<runtime::HostTensor> set;
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+          runtime::HostTensor one = runtime::HostTensor::zeros(inputs[k].dtype, inputs[k].shape);
+          std::memcpy(one.data.data(), files[k].data.data() + j * one.data.size(), one.data.size());
+          set.push_back(std::move(one));
+        }
+        sets.push_back(std::move(set));
+      }
     }
   }
   if (!images.empty()) {
@@ -176,6 +205,7 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::
     }
   }
   if (sets.empty()) return Err("no usable calibration sample in the data given");
+  if (limit > 0 && sets.size() > std::size_t(limit)) sets.resize(std::size_t(limit));  // stacked files
   return sets;
 }
 

@@ -20,7 +20,8 @@ bool is_random_source(const std::vector<std::string>& sources, int* n);
 // time (a folder's image files in order), or "random:N".
 Expected<std::string> sources_key(const std::vector<std::string>& sources);
 
-// Input sets for `inputs` (at most `limit` images or tensor files; 0: all). Random data is
+// Input sets for `inputs` (at most `limit` images or tensor files, and sets; 0: all). A tensor
+// file holds one input, or several stacked on the first axis (one set each). Random data is
 // seeded: N(0, 1) floats, uniform uint8 images. Unreadable images are skipped with a line in
 // *notes; no usable sample at all is an error.
 Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::vector<std::string>& sources,
