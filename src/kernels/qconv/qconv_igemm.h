@@ -289,8 +289,8 @@ struct TileOut {
 };
 
 // packed_rows(): whether a tile takes the traits' requant_rows_packed (kPackedNV whole columns
-// of u8 output: 64 channels on zmm, 16 on ymm). store_sums' bias_in: the sums hold the bias already (tile() starts
-// from it where the packed form runs).
+// of u8 output: 64 channels on zmm, 16 on ymm). store_sums' bias_in: the sums hold the bias
+// already (tile() starts from it where the packed form runs).
 template <class T, int NV>
 constexpr bool has_packed_rows() {
   if constexpr (requires { T::kPackedRows; }) return T::kPackedRows && NV == T::kPackedNV;
