@@ -44,23 +44,20 @@ Status store_bf16(ir::Graph& g, PassContext& ctx) {
   std::vector<char> ok(g.tensors.size(), 0);
   std::vector<const kernels::PoolKernel*> pool(g.nodes.size(), nullptr);
   auto storable = [&](int id) { return !g.t(id).is_const() && g.t(id).dtype == ir::DType::f32; };
-  // residual_only[t]: every reader of t takes it as the residual of a conv that takes bf16
+  // residual_only(t): every reader of t takes it as the residual of a conv that takes bf16
   // storage (a projection shortcut's output): lower_bf16 leaves it unrounded, since no conv
   // multiplies it; stored as bf16 it is rounded as it is written, the store every other
   // activation between these convs gets (ResNet-50's four downsample convs wrote 2x the bytes
   // of the blocks' other 1x1 convs).
-  std::vector<char> residual_only(g.tensors.size(), 0), read(g.tensors.size(), 0);
+  std::vector<char> as_residual(g.tensors.size(), 0), otherwise(g.tensors.size(), 0);
   for (const ir::Node& n : g.nodes)
     for (std::size_t i = 0; i < n.inputs.size(); ++i)
-      if (int id = n.inputs[i]; id >= 0) {
-        const bool res = takes_bf16_storage(n) && i == 3;
-        residual_only[id] = (read[id] ? residual_only[id] : 1) && res;
-        read[id] = 1;
-      }
+      if (int id = n.inputs[i]; id >= 0) (takes_bf16_storage(n) && i == 3 ? as_residual : otherwise)[id] = 1;
+  auto residual_only = [&](int id) { return as_residual[id] && !otherwise[id]; };
   for (std::size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
     if (takes_bf16_storage(n) && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
-        (n.i("bf16_out", 0) || residual_only[n.outputs[0]]))
+        (n.i("bf16_out", 0) || residual_only(n.outputs[0])))
       ok[n.outputs[0]] = storable(n.outputs[0]);
     else if ((pool[k] = bf16_pool(g, n, ctx.cpu)))
       ok[n.outputs[0]] = storable(n.outputs[0]);

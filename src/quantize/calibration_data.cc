@@ -168,7 +168,11 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::
         slices = n;
         files.push_back(std::move(*t));
       }
-      for (int64_t j = 0; j < slices; ++j) {
+      if (slices == 1) {  // the files are the set: no copy
+        sets.push_back(std::move(files));
+        continue;
+      }
+      for (int64_t j = 0; j < slices && (limit <= 0 || sets.size() < std::size_t(limit)); ++j) {
         std::vector<runtime::HostTensor> set;
         for (std::size_t k = 0; k < inputs.size(); ++k) {
           runtime::HostTensor one = runtime::HostTensor::zeros(inputs[k].dtype, inputs[k].shape);
@@ -205,7 +209,7 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::
     }
   }
   if (sets.empty()) return Err("no usable calibration sample in the data given");
-  if (limit > 0 && sets.size() > std::size_t(limit)) sets.resize(std::size_t(limit));  // stacked files
+  if (limit > 0 && sets.size() > std::size_t(limit)) sets.resize(std::size_t(limit));  // whole files past it
   return sets;
 }
 
