@@ -71,6 +71,7 @@ CpuFeatures detect() {
     if (const cpuinfo_cache* c = cpuinfo_get_l3_cache(0)) f.l3_bytes = c->size;
   }
   if (const cpuinfo_package* p = cpuinfo_get_package(0)) f.name = p->name;
+  if (const cpuinfo_core* c = cpuinfo_get_core(0)) f.amd = c->vendor == cpuinfo_vendor_amd;
   return f;
 }
 

@@ -28,6 +28,9 @@ struct CpuFeatures {
     // Measured, and vdpbf16ps no faster: bf16 plans take the fp32 kernels.
     bool fma_wins() const { return fma > 0 && dpbf16ps <= fma; }
   } bf16_rate;
+  // An AMD core (Zen): its L3 is its core complex's own, and streams to a core at about twice
+  // the rate of a Xeon's mesh-shared L3 (what the int8 Winograd's batch-1 rule weighs).
+  bool amd = false;
   int cores = 1;
   std::size_t l1d_bytes = 32 * 1024;
   std::size_t l2_bytes = 1024 * 1024;

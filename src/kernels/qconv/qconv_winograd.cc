@@ -106,12 +106,12 @@ bool accepts_avx2(const QConvParams& p, const CpuFeatures& cpu, std::string* why
 bool accepts_avxvnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx2_fma() || !cpu.avx_vnni) return conv_reject(why, "needs avx-vnni");
   if (cpu.has_avx512_vnni()) return conv_reject(why, "the zmm form runs here");
-  return qwinograd::eligible<F3, Ymm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::kVnniMinBlockTiles);
+  return qwinograd::eligible<F3, Ymm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::vnni_min_block_tiles(cpu));
 }
 
 bool accepts_avx512vnni(const QConvParams& p, const CpuFeatures& cpu, std::string* why) {
   if (!cpu.has_avx512_vnni()) return conv_reject(why, "needs avx512-vnni");
-  return qwinograd::eligible<F3, Zmm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::kVnniMinBlockTiles);
+  return qwinograd::eligible<F3, Zmm>(p, why, qwinograd::kVnniMaxWaste, qwinograd::vnni_min_block_tiles(cpu));
 }
 
 std::size_t no_workspace(const QConvParams&) { return 0; }

@@ -432,7 +432,9 @@ TEST(QConv, WinogradTilesAreExact) {
       // More tiles than one chunk of a panel's sums: zmm (30 a chunk), ymm (120).
       {2, 64, 29, 31, 64, 3, 3, 1, 1, 1, 1, 1, 1},  {2, 16, 40, 40, 16, 3, 3, 1, 1, 1, 1, 1, 1},
       // Several blocks split unevenly (100 tiles: zmm 48 + 52, ymm 24 + 24 + 24 + 28).
-      {4, 256, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1}};
+      {4, 256, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1},
+      // One block of one 14x14 image's 25 tiles (VNNI on AMD).
+      {1, 64, 14, 14, 128, 3, 3, 1, 1, 1, 1, 1, 1}};
   ran_names().clear();
   unsigned seed = 1;
   for (const Shape& s : shapes) {
@@ -463,12 +465,27 @@ TEST(QConv, WinogradTilesAreExact) {
       EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
     }
     // With VNNI, not where the tiles cover too many dropped outputs (7x7: 81 for 49), nor on
-    // blocks of fewer than 48 tiles (one 14x14 image: 25).
-    for (const Shape& s : {Shape{8, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1}, Shape{1, cw, 14, 14, nr, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+    // blocks of fewer than 48 tiles (one 14x14 image: 25), 24 on AMD (one 12x12 image: 16).
+    q.conv = make({3, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
+    const bool runs_here = wino->accepts(q, host_cpu(), &why);
+    CpuFeatures intel = host_cpu(), amd = host_cpu();
+    intel.amd = false, amd.amd = true;
+    const Shape one14{1, cw, 14, 14, nr, 3, 3, 1, 1, 1, 1, 1, 1};
+    for (const Shape& s : {Shape{8, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1}, one14}) {
       q.conv = make(s);
       if (vnni) {
-        EXPECT_FALSE(wino->accepts(q, host_cpu(), &why)) << name;
+        EXPECT_FALSE(wino->accepts(q, intel, &why)) << name;
       }
+    }
+    for (const Shape& s : {Shape{8, cw, 7, 7, nr, 3, 3, 1, 1, 1, 1, 1, 1}, Shape{1, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+      q.conv = make(s);
+      if (vnni) {
+        EXPECT_FALSE(wino->accepts(q, amd, &why)) << name;
+      }
+    }
+    q.conv = make(one14);
+    if (vnni && runs_here) {
+      EXPECT_TRUE(wino->accepts(q, amd, &why)) << name << ": " << why;
     }
     q.conv = make({3, cw, 12, 12, nr, 3, 3, 1, 1, 1, 1, 1, 1});
     q.out_f32 = 1;
