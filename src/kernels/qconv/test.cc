@@ -260,6 +260,13 @@ TEST(QConv, Groups) {
 TEST(QConv, LongWindowsAreChunked) {
   check({1, 256, 6, 6, 24, 3, 3, 1, 1, 1, 1, 1, 1});  // K = 2304
   check({1, 520, 3, 3, 40, 3, 3, 1, 1, 1, 1, 1, 1});  // K = 4680, tails in the last chunk
+  // 1x1 convs read in place chunk by chunk (zmm: 32 KB chunks without a residual, 16 with one;
+  // ResNet-50's last 1x1 convs have K of 1024-2048): ragged K and pixels, 64 and 128 channels.
+  Options o;
+  o.threads = 2;
+  check({2, 1088, 5, 5, 128}, o, 31);
+  o.residual = true, o.relu = true, o.res_pad = 1;
+  check({1, 1088, 7, 7, 64}, o, 32);
   check({1, 4100, 2, 2, 17});                          // 1x1 with K past a chunk
 }
 
