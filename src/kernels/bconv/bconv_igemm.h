@@ -217,12 +217,8 @@ void run(const ConvParams& p, const ConvArgs& a, pthreadpool_t pool) {
   x.Kp = ceil_div(x.K, 2) * 2;
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
-  // A panel's K chunk may take 32 KB (128 bf16 pairs at NR = 64) except in 1x1 convs with a
-  // residual, as in the int8 driver: on the Zen 4 (32 KB L1d), ResNet-50's bf16 convs summed at
-  // batch 16 (per-layer profile): the 1x1 reduce convs 108.0 -> 104.0 ms and the 3x3 convs 166.4
-  // -> 161.5 in 32 KB chunks (fewer partial-sum passes), the 1x1 convs with a residual 82.5 ->
-  // 87.1 (their residual rows compete for L1).
-  const long l1_weights = p.kh * p.kw > 1 || !a.residual ? 2 * kL1WeightBytes : kL1WeightBytes;
+  // 32 KB: 128 bf16 pairs a chunk at NR = 64, where 16 KB left most convs several chunks.
+  const long l1_weights = weight_chunk_bytes(kL1WeightBytes, p.kh * p.kw > 1, a.residual != nullptr);
   const BlockGrid bg = block_grid(x.Kp, 2, 2, MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), MR * NR * 4,
                                   {kBlockBytes, kMaxBlockTiles, l1_weights, kMaxPartialBytes});

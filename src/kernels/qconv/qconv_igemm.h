@@ -443,14 +443,8 @@ void run(const QConvParams& qp, const QConvArgs& a, pthreadpool_t pool) {
   const long M = long(p.n) * p.oh * p.ow;
   const long tiles = ceil_div(M, MR);
   A* const col = im2col_bytes<A, MR, NR, KG>(qp) ? static_cast<A*>(a.workspace) : nullptr;
-  // A window's K chunk may take 32 KB (zmm tiles): half the chunks, each setting up its row
-  // pointers and passing its partial sums. ResNet-50's 3x3 convs on 7x7 and 14x14 (K of
-  // 2304-4608) ran 5-8% faster at batch 16 on a 48 KB L1 (Xeon), and 3-8% on the Zen 4's 32 KB
-  // one (the model 1.2% faster), where L2 refills the chunk as fast as the tiles use it; there
-  // its 1x1 convs without a residual ran 2-5% faster too (the model 0.7%). A 1x1 conv with a
-  // residual keeps 16 KB: its 512->2048 conv ran 7% slower in 32 KB chunks on the Xeon, and the
-  // Zen 4's 3-5% (the residual rows compete for L1).
-  const long l1_weights = T::W == 16 && (p.kh * p.kw > 1 || !a.residual) ? 2 * kL1WeightBytes : kL1WeightBytes;
+  const long l1_weights =
+      T::W == 16 ? weight_chunk_bytes(kL1WeightBytes, p.kh * p.kw > 1, a.residual != nullptr) : kL1WeightBytes;
   const long kc_rows = col ? 0 : row_direct_kc<A, NR, KG>(p, x.ss, l1_weights);
   const BlockGrid bg = block_grid(x.Kp, KG, long(sizeof(B)), MR, NR, tiles, x.panels_g, p.groups,
                                   std::max<long>(1, long(pthreadpool_get_threads_count(pool))), MR * NR * 4,
