@@ -150,7 +150,8 @@ Expected<std::vector<std::vector<runtime::HostTensor>>> load_samples(const std::
   if (!tensors.empty()) {
     if (tensors.size() % inputs.size())
       return Err("%zu tensor files do not divide among the model's %zu inputs", tensors.size(), inputs.size());
-    for (std::size_t i = 0; i < tensors.size(); i += inputs.size()) {
+    for (std::size_t i = 0; i < tensors.size() && (limit <= 0 || sets.size() < std::size_t(limit));
+         i += inputs.size()) {
       std::vector<runtime::HostTensor> files;
       int64_t slices = 0;
       for (std::size_t k = 0; k < inputs.size(); ++k) {

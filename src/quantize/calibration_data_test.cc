@@ -45,6 +45,10 @@ TEST(CalibrationData, StackedTensorFilesGiveOneSetPerSlice) {
   auto few = load_samples({stack}, {input("x", {1, 2, 4})}, {}, 2, nullptr);
   ASSERT_TRUE(few.ok()) << few.status().message();
   EXPECT_EQ(few->size(), 2u);
+  // Files past the limit are not read (here one of another shape, refused where it is).
+  few = load_samples({stack, save("other.npy", {2, 2, 5}, 0)}, {input("x", {1, 2, 4})}, {}, 2, nullptr);
+  ASSERT_TRUE(few.ok()) << few.status().message();
+  EXPECT_EQ(few->size(), 2u);
   // An input with a batch of 2: a file of 4 rows is two sets.
   sets = load({save("four.npy", {4, 2, 4}, 0)}, {input("x", {2, 2, 4})});
   ASSERT_TRUE(sets.ok()) << sets.status().message();
