@@ -28,8 +28,8 @@ struct CpuFeatures {
     // Measured, and vdpbf16ps no faster: bf16 plans take the fp32 kernels.
     bool fma_wins() const { return fma > 0 && dpbf16ps <= fma; }
   } bf16_rate;
-  // An AMD core (Zen): its L3 is its core complex's own, and streams to a core at about twice
-  // the rate of a Xeon's mesh-shared L3 (what the int8 Winograd's batch-1 rule weighs).
+  // An AMD core (Zen), whose L3 is its core complex's own: where the int8 Winograd's weights
+  // stream from L3 at batch 1, the Zen 4 measured the other way round from the Xeons.
   bool amd = false;
   int cores = 1;
   std::size_t l1d_bytes = 32 * 1024;

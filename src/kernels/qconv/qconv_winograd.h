@@ -72,9 +72,9 @@ constexpr long kMinBlockTiles = 12;
 // int16, 25 elements): inside ResNet-50 at batch 1, the 256-channel convs at 14x14 (one block of
 // 25 tiles, 3.3 MB of weights from L3 per conv) ran 0.35-0.39 ms against the direct 0.29-0.36.
 constexpr long kVnniMinBlockTiles = 48;
-// On AMD's Zen 4 (its core complex's own L3 feeding each core about twice as fast), the same
-// convs at batch 1 ran 0.24-0.27 ms on Winograd against the direct kernel's 0.30-0.36, and the
-// model 3% faster: there a block of 24 tiles is enough.
+// On AMD's Zen 4 (L3 its core complex's own), the same convs at batch 1 ran 0.24-0.27 ms on
+// Winograd against the direct kernel's 0.30-0.36, and the model 3% faster: there a block of 24
+// tiles is enough.
 constexpr long kVnniMinBlockTilesAmd = 24;
 inline long vnni_min_block_tiles(const CpuFeatures& cpu) { return cpu.amd ? kVnniMinBlockTilesAmd : kVnniMinBlockTiles; }
 
